@@ -1,0 +1,417 @@
+#include "backends/cpu/evaluator/evaluate.hpp"
+
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "backends/cpu/evaluator/arena.hpp"
+#include "backends/cpu/evaluator/generators.hpp"
+#include "backends/cpu/evaluator/references.hpp"
+#include "backends/cpu/evaluator/runner_process.hpp"
+#include "backends/harness/stats.hpp"
+#include "backends/harness/verify.hpp"
+#include "runtime/expr.hpp"
+
+namespace kevolve::cpu {
+namespace {
+
+using Tensors = std::vector<at::Tensor>;
+
+// One set of buffers in the arena with the evaluator's own copies of its inputs and expected outputs.
+struct Slot {
+  Tensors inputs;    // evaluator-private originals (the reference ran on clones of these)
+  Tensors expected;  // reference outputs
+  Call call;
+};
+
+// A verdict found by a check; nullopt means the call passed.
+struct Verdict {
+  EvalStatus status;
+  std::string reason, message, where;
+};
+
+enum class Phase { verify, refill, timed };
+
+std::string index_string(const at::Tensor& t, int64_t flat) {
+  if (flat < 0) return "?";
+  std::ostringstream os;
+  os << "[";
+  std::vector<int64_t> idx(static_cast<size_t>(t.dim()));
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = flat % t.size(d);
+    flat /= t.size(d);
+  }
+  for (size_t i = 0; i < idx.size(); ++i) os << (i ? ", " : "") << idx[i];
+  os << "]";
+  return os.str();
+}
+
+std::string shape_string(const ShapeBinding& b) {
+  std::string s;
+  for (auto& [k, v] : b) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+uint64_t mix_seed(uint64_t base, uint64_t a, uint64_t b) {
+  uint64_t x = base * 0x9E3779B97F4A7C15ull ^ (a + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^ (b + 1) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x & 0x7FFFFFFFFFFFull;
+}
+
+class Evaluation {
+ public:
+  Evaluation(const EvalRequest& q, std::string runner) : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
+
+  EvalResult run() {
+    res_.detectors = opt_.detectors;
+    threads_ = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    at::set_num_threads(threads_);
+    ref_ = find_reference(spec_.reference);
+    if (!ref_) return harness_error("no reference named '" + spec_.reference + "' is registered in this evaluator");
+    for (auto& p : spec_.params) params_.push_back(p.value);
+    if (opt_.trials < 5) return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
+    if (auto a = Arena::create(arena_, int64_t(1) << 40); !a) return harness_error("shared memory: " + a.error());
+
+    RunnerConfig rc{runner_path_, q_.artifact, q_.entry.empty() ? spec_.entry : q_.entry, arena_.fd(), arena_.size(),
+                    threads_, opt_.memory_limit_mb, opt_.cpu_limit_s, on(Detector::isolation)};
+    RunnerFailure f;
+    if (!runner_.start(rc, std::max(30.0, opt_.call_timeout_s), f)) return fail(f, "loading the candidate");
+
+    std::vector<std::pair<std::string, ShapeBinding>> shapes;
+    for (size_t i = 0; i < spec_.verify.size(); ++i) shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
+    shapes.push_back({"bench", spec_.bench});
+    for (size_t s = 0; s < shapes.size(); ++s)
+      if (auto v = verify_shape(s, shapes[s].first, shapes[s].second)) return finish(*v);
+    res_.shapes = static_cast<int>(shapes.size());
+    res_.trials = opt_.trials;
+    if (auto v = time_bench()) return finish(*v);
+    res_.status = EvalStatus::ok;
+    res_.reason.clear();
+    std::ostringstream os;
+    os.precision(4);
+    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate " << res_.candidate.median_ms
+       << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup << "x)";
+    res_.message = os.str();
+    res_.runner_log = runner_.log_tail();
+    return res_;
+  }
+
+ private:
+  bool on(Detector d) const { return opt_.detectors.on(d); }
+
+  EvalResult harness_error(const std::string& m) {
+    res_.status = EvalStatus::harness_error;
+    res_.reason = "harness";
+    res_.message = m;
+    return res_;
+  }
+
+  EvalResult fail(const RunnerFailure& f, const std::string& during) {
+    res_.status = f.status;
+    res_.reason = f.reason;
+    res_.message = f.message + (during.empty() ? "" : " (" + during + ")");
+    res_.runner_log = runner_.log_tail();
+    return res_;
+  }
+
+  EvalResult finish(const Verdict& v) {
+    res_.status = v.status;
+    res_.reason = v.reason;
+    res_.message = v.message;
+    res_.where = v.where;
+    res_.speedup = 0;
+    res_.runner_log = runner_.log_tail();
+    return res_;
+  }
+
+  // Inputs + reference outputs for one shape and seed (the reference runs on its own clones).
+  std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
+    auto made = make_inputs(spec_, shape, seed);
+    if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
+    inputs = std::move(*made);
+    Tensors clones;
+    for (auto& t : inputs) clones.push_back(t.clone());
+    try {
+      for (auto& t : ref_->bind(clones, params_)()) expected.push_back(t.detach().contiguous());
+    } catch (const std::exception& e) {
+      return Verdict{EvalStatus::harness_error, "reference", "the reference '" + spec_.reference + "' failed: " + e.what(), ""};
+    }
+    if (expected.size() != spec_.outputs.size())
+      return Verdict{EvalStatus::harness_error, "reference",
+                     "the reference returned " + std::to_string(expected.size()) + " outputs, the spec declares " +
+                         std::to_string(spec_.outputs.size()), ""};
+    for (size_t i = 0; i < expected.size(); ++i)
+      if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
+        expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
+    return std::nullopt;
+  }
+
+  ArenaTensor place(const at::Tensor& t, bool output) {
+    ArenaTensor a;
+    a.bytes = t.numel() * t.element_size();
+    a.offset = arena_.allocate(a.bytes);
+    a.dtype = static_cast<int32_t>(dtype_from(t.scalar_type()));
+    for (int64_t d = 0; d < t.dim(); ++d) { a.shape.push_back(t.size(d)); a.strides.push_back(t.stride(d)); }
+    if (t.dim() == 0) { a.shape.push_back(1); a.strides.push_back(1); }
+    if (output) a.snapshot_offset = arena_.allocate(a.bytes);
+    else std::memcpy(arena_.at(a.offset), t.data_ptr(), static_cast<size_t>(a.bytes));
+    return a;
+  }
+
+  static DType dtype_from(at::ScalarType s) {
+    switch (s) {
+      case at::kDouble: return DType::float64;
+      case at::kInt: return DType::int32;
+      case at::kLong: return DType::int64;
+      case at::kBFloat16: return DType::bfloat16;
+      case at::kHalf: return DType::float16;
+      default: return DType::float32;
+    }
+  }
+
+  Slot make_slot(Tensors inputs, Tensors expected) {
+    Slot s{std::move(inputs), std::move(expected), {}};
+    for (auto& t : s.inputs) s.call.inputs.push_back(place(t, false));
+    for (auto& t : s.expected) s.call.outputs.push_back(place(t, true));
+    return s;
+  }
+
+  void release(const Slot& s) {
+    for (auto& t : s.call.inputs) arena_.release(t.offset, t.bytes);
+    for (auto& t : s.call.outputs) { arena_.release(t.offset, t.bytes); arena_.release(t.snapshot_offset, t.bytes); }
+  }
+
+  uint32_t flags() const { return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u); }
+
+  // Runs the calls of `slots` as one batch; a runner failure becomes a verdict.
+  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, std::vector<CallOutcome>& out, const std::string& during) {
+    Batch b;
+    b.flags = flags();
+    b.params = params_;
+    for (auto* s : slots) b.calls.push_back(s->call);
+    RunnerFailure f;
+    if (!runner_.run(b, opt_.call_timeout_s * static_cast<double>(slots.size()), out, f))
+      return Verdict{f.status, f.reason, f.message + " (" + during + ")", during};
+    return std::nullopt;
+  }
+
+  // Every check of one finished call. `earlier` holds expected outputs of other data the same buffers or
+  // shape saw before (to recognise stale answers).
+  std::optional<Verdict> check(const Slot& s, const CallOutcome& o, Phase phase, const std::string& where,
+                               const std::vector<const Tensors*>& earlier) {
+    if (o.rc != 0)
+      return Verdict{EvalStatus::runtime_error, "return_code", "the kernel returned " + std::to_string(o.rc) + " (" + where + ")", where};
+    if (o.late_threads > 0 && on(Detector::escaped_work))
+      return Verdict{EvalStatus::rejected, "escaped_work",
+                     std::to_string(o.late_threads) + " thread(s) started by the kernel were still running 2 s after it returned (" + where + ")",
+                     where};
+    if (on(Detector::input_mutation))
+      for (size_t i = 0; i < s.inputs.size(); ++i) {
+        const auto& t = s.call.inputs[i];
+        if (std::memcmp(arena_.at(t.offset), s.inputs[i].data_ptr(), static_cast<size_t>(t.bytes)) != 0)
+          return Verdict{EvalStatus::rejected, "input_mutation",
+                         "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
+      }
+    for (size_t i = 0; i < s.expected.size(); ++i) {
+      const auto& t = s.call.outputs[i];
+      const std::string& name = spec_.outputs[i].name;
+      if (on(Detector::escaped_work) && std::memcmp(arena_.at(t.offset), arena_.at(t.snapshot_offset), static_cast<size_t>(t.bytes)) != 0)
+        return Verdict{EvalStatus::rejected, "escaped_work",
+                       "output '" + name + "' changed after the kernel returned: work escaped the timer on another thread (" + where + ")",
+                       where};
+      const DType d = spec_.outputs[i].dtype;
+      const Tolerance tol = spec_.tolerances.at(d);
+      const int64_t n = s.expected[i].numel();
+      auto rep = harness::compare(arena_.at(t.offset), s.expected[i].data_ptr(), d, n,
+                                  harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
+      if (rep.ok) {
+        if (rep.max_abs >= res_.max_abs_err) {
+          res_.max_abs_err = rep.max_abs;
+          res_.where = where + ", output '" + name + "' at " + index_string(s.expected[i], rep.worst);
+        }
+        res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
+        continue;
+      }
+      const std::string at = where + ", output '" + name + "' " + index_string(s.expected[i], rep.worst);
+      const std::string text = harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
+      res_.max_abs_err = std::max(res_.max_abs_err, rep.max_abs);
+      res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
+      if (rep.unwritten)
+        return phase == Phase::timed
+                   ? Verdict{EvalStatus::rejected, "poison", "in a timed run, " + text + ": the kernel skipped work on buffers it had seen before", at}
+                   : Verdict{EvalStatus::incorrect, "unwritten", text, at};
+      if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
+      if (phase == Phase::timed)
+        return Verdict{EvalStatus::rejected, "timed_outputs", "a timed run gave wrong results while the verification runs were right: " + text, at};
+      for (auto* e : earlier) {
+        if (!harness::matches(arena_.at(t.offset), (*e)[i].data_ptr(), d, n, tol)) continue;
+        if (phase == Phase::refill)
+          return Verdict{EvalStatus::rejected, "pointer_reuse",
+                         "refilled with new data, the same input buffers gave the answer for their previous data: results are cached by pointer (" + where + ")", at};
+        return Verdict{EvalStatus::rejected, "fresh_data",
+                       "the output is the answer for an earlier trial's inputs: the kernel returns stale memory instead of computing (" + where + ")", at};
+      }
+      return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Verdict> verify_shape(size_t index, const std::string& label, const ShapeBinding& shape) {
+    std::vector<Tensors> earlier;  // expected outputs of the trials so far
+    std::optional<Slot> first;
+    for (int t = 0; t < opt_.trials; ++t) {
+      const uint64_t seed = mix_seed(opt_.seed, index, on(Detector::fresh_data) ? static_cast<uint64_t>(t) : 0);
+      Tensors in, exp;
+      if (auto v = make_data(shape, seed, in, exp)) return v;
+      Slot s = make_slot(std::move(in), std::move(exp));
+      const std::string where = label + " (" + shape_string(shape) + "), trial " + std::to_string(t);
+      std::vector<CallOutcome> out;
+      if (auto v = run_batch({&s}, out, where)) return v;
+      std::vector<const Tensors*> prev;
+      for (auto& e : earlier) prev.push_back(&e);
+      if (auto v = check(s, out[0], Phase::verify, where, prev)) return v;
+      earlier.push_back(s.expected);
+      if (t == 0) first = std::move(s);
+      else release(s);
+    }
+    if (on(Detector::pointer_reuse)) {
+      // Same input buffers as trial 0, new data (when data is fresh), fresh output buffers.
+      const uint64_t seed = mix_seed(opt_.seed, index, on(Detector::fresh_data) ? 1000 : 0);
+      Tensors in, exp;
+      if (auto v = make_data(shape, seed, in, exp)) return v;
+      bool same_shapes = in.size() == first->inputs.size();
+      for (size_t i = 0; same_shapes && i < in.size(); ++i) same_shapes = in[i].sizes() == first->inputs[i].sizes();
+      if (same_shapes) {  // data-dependent sizes may differ; then the check cannot reuse the buffers
+        Slot s{in, exp, {}};
+        for (size_t i = 0; i < in.size(); ++i) {
+          ArenaTensor a = first->call.inputs[i];
+          std::memcpy(arena_.at(a.offset), in[i].data_ptr(), static_cast<size_t>(a.bytes));
+          s.call.inputs.push_back(a);
+        }
+        for (auto& t : exp) s.call.outputs.push_back(place(t, true));
+        const std::string where = label + " (" + shape_string(shape) + "), trial 0's buffers refilled";
+        std::vector<CallOutcome> out;
+        if (auto v = run_batch({&s}, out, where)) return v;
+        if (auto v = check(s, out[0], Phase::refill, where, {&first->expected})) return v;
+        release(s);
+      }
+    }
+    if (first) release(*first);
+    return std::nullopt;
+  }
+
+  std::optional<Verdict> time_bench() {
+    // Rotation sets: together larger than the last-level cache so no timed call finds its data warm.
+    int64_t set_bytes = 0;
+    std::vector<Slot> sets;
+    {
+      Tensors in, exp;
+      if (auto v = make_data(spec_.bench, mix_seed(opt_.seed, 99, 0), in, exp)) return v;
+      for (auto& t : in) set_bytes += t.numel() * t.element_size();
+      for (auto& t : exp) set_bytes += t.numel() * t.element_size();
+    }
+    const int64_t rotate = opt_.rotate_bytes > 0 ? opt_.rotate_bytes : 2 * last_level_cache_bytes();
+    const int64_t m = std::clamp<int64_t>((rotate + set_bytes - 1) / std::max<int64_t>(set_bytes, 1), 2, 64);
+    std::vector<BoundReference> bound;
+    for (int64_t i = 0; i < m; ++i) {
+      Tensors in, exp;
+      if (auto v = make_data(spec_.bench, mix_seed(opt_.seed, 100, on(Detector::fresh_data) ? static_cast<uint64_t>(i) : 0), in, exp))
+        return v;
+      Tensors clones;
+      for (auto& t : in) clones.push_back(t.clone());
+      bound.push_back(ref_->bind(clones, params_));
+      sets.push_back(make_slot(std::move(in), std::move(exp)));
+    }
+    std::vector<Slot*> all;
+    for (auto& s : sets) all.push_back(&s);
+
+    auto candidate_pass = [&](const std::vector<Slot*>& slots, std::vector<double>* samples) -> std::optional<Verdict> {
+      std::vector<CallOutcome> out;
+      if (auto v = run_batch(slots, out, "timing on the bench shape")) return v;
+      for (size_t i = 0; i < slots.size(); ++i) {
+        if (on(Detector::timed_outputs)) {
+          if (auto v = check(*slots[i], out[i], Phase::timed, "timed run on the bench shape", {})) return v;
+        } else if (out[i].rc != 0) {
+          return Verdict{EvalStatus::runtime_error, "return_code", "the kernel returned " + std::to_string(out[i].rc) + " in a timed run", ""};
+        }
+        if (samples) samples->push_back(static_cast<double>(out[i].ns));
+      }
+      return std::nullopt;
+    };
+    auto reference_pass = [&](std::vector<double>* samples) {
+      for (auto& r : bound) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto outs = r();
+        const auto t1 = std::chrono::steady_clock::now();
+        outs.clear();
+        if (samples) samples->push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+      }
+    };
+
+    // Warm-up (validated like timed runs), then alternate candidate and reference passes.
+    for (int w = 0; w < opt_.warmup; w += static_cast<int>(m)) {
+      if (auto v = candidate_pass(all, nullptr)) return v;
+      reference_pass(nullptr);
+    }
+    std::vector<double> cand, ref;
+    auto enough = [&](const std::vector<double>& s) {
+      double total = 0;
+      for (double x : s) total += x;
+      return static_cast<int>(s.size()) >= opt_.max_reps ||
+             (static_cast<int>(s.size()) >= opt_.min_reps && total >= opt_.min_time_s * 1e9);
+    };
+    while (!enough(cand) || !enough(ref)) {
+      if (!enough(cand))
+        if (auto v = candidate_pass(all, &cand)) return v;
+      if (!enough(ref)) reference_pass(&ref);
+    }
+    res_.candidate = harness::summarize(cand, threads_);
+    res_.reference = harness::summarize(ref, threads_);
+    res_.speedup = res_.candidate.median_ms > 0 ? res_.reference.median_ms / res_.candidate.median_ms : 0;
+    std::string err;
+    if (auto b = eval_expr(spec_.roofline_bytes, spec_.bench, err); b && res_.candidate.median_ms > 0)
+      res_.candidate_gbps = *b / (res_.candidate.median_ms * 1e-3) / 1e9;
+    if (auto f = eval_expr(spec_.roofline_flops, spec_.bench, err); f && res_.candidate.median_ms > 0)
+      res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
+    for (auto& s : sets) release(s);
+    return std::nullopt;
+  }
+
+  static int64_t last_level_cache_bytes() {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 <= 0) l3 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l3 > 0 ? l3 : 32l << 20;
+  }
+
+  const EvalRequest& q_;
+  const ProblemSpec& spec_;
+  const EvalOptions& opt_;
+  std::string runner_path_;
+  EvalResult res_;
+  Arena arena_;
+  RunnerProcess runner_;
+  const Reference* ref_ = nullptr;
+  std::vector<double> params_;
+  int threads_ = 1;
+};
+
+}  // namespace
+
+EvalResult evaluate(const EvalRequest& request, const std::string& runner_path) {
+  try {
+    return Evaluation(request, runner_path).run();
+  } catch (const std::exception& e) {
+    EvalResult r;
+    r.status = EvalStatus::harness_error;
+    r.reason = "harness";
+    r.message = std::string("evaluator error: ") + e.what();
+    return r;
+  }
+}
+
+}  // namespace kevolve::cpu

@@ -1,0 +1,26 @@
+// The libtorch references, registered by name (a problem spec's `reference` key). Each is what a user
+// would really run: the fused ATen operator where torch has one, else the plainest composition.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kevolve::cpu {
+
+// A reference bound to its inputs: calling it computes the outputs (and is what gets timed).
+using BoundReference = std::function<std::vector<at::Tensor>()>;
+
+struct Reference {
+  std::string name;
+  std::string formula;  // what it computes, as a user would write it in PyTorch
+  // Binds the op to inputs and params (may do set-up that is not part of the timed op, e.g. building the
+  // autograd graph of the forward pass for a backward reference).
+  std::function<BoundReference(const std::vector<at::Tensor>&, const std::vector<double>&)> bind;
+};
+
+const Reference* find_reference(const std::string& name);
+std::vector<std::string> reference_names();
+
+}  // namespace kevolve::cpu

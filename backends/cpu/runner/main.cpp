@@ -1,0 +1,134 @@
+// kevolve-cpu-runner: runs one untrusted CPU candidate in a confined process. Started only by the CPU
+// evaluator (backends/cpu/evaluator), never by hand:
+//   kevolve-cpu-runner SO ENTRY ARENA_BYTES THREADS MEMORY_MB CPU_SECONDS SANDBOX(0|1)
+// with fds 3 (arena memfd), 4 (commands), 5 (replies). Links no libtorch; see runner_protocol.hpp.
+#include <dlfcn.h>
+#include <omp.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "backends/cpu/runner/sandbox.hpp"
+#include "backends/cpu/runner_protocol.hpp"
+#include "backends/harness/verify.hpp"
+#include "backends/kevolve_kernel.h"
+
+using namespace kevolve;
+using namespace kevolve::cpu;
+
+namespace {
+
+using Entry = int (*)(const kv_args*);
+
+void reply_hello(bool ok, const std::string& msg, int baseline) {
+  wire::Writer w;
+  encode(w, Hello{ok, msg, baseline});
+  wire::write_frame(kReplyFd, w.bytes());
+}
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+kv_tensor descriptor(char* base, const ArenaTensor& t) {
+  kv_tensor d{};
+  d.data = base + t.offset;
+  d.dtype = t.dtype;
+  d.ndim = static_cast<int32_t>(t.shape.size());
+  for (size_t i = 0; i < t.shape.size(); ++i) { d.shape[i] = t.shape[i]; d.strides[i] = t.strides[i]; }
+  return d;
+}
+
+// Waits (up to 2 s) for threads the call started to end; returns how many are still alive.
+int quiesce(int baseline) {
+  const int64_t deadline = now_ns() + 2000000000LL;
+  int n = count_threads();
+  while (n > baseline && now_ns() < deadline) {
+    timespec ts{0, 50000};
+    nanosleep(&ts, nullptr);
+    n = count_threads();
+  }
+  return n > baseline ? n - baseline : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 8) {
+    std::fprintf(stderr, "kevolve-cpu-runner is started by kevolve-cpu-eval, not by hand\n");
+    return 2;
+  }
+  const std::string so = argv[1], entry_name = argv[2];
+  const int64_t arena_bytes = std::stoll(argv[3]);
+  const int threads = std::stoi(argv[4]);
+  const int64_t memory_mb = std::stoll(argv[5]), cpu_s = std::stoll(argv[6]);
+  const bool sandbox = std::string(argv[7]) == "1";
+
+  if (auto e = apply_process_limits(cpu_s); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
+  if (getppid() == 1) return 3;  // the evaluator is already gone
+  void* arena = mmap(nullptr, static_cast<size_t>(arena_bytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                     kArenaFd, 0);
+  if (arena == MAP_FAILED) { reply_hello(false, std::string("mapping the arena: ") + std::strerror(errno), 0); return 3; }
+  char* base = static_cast<char*>(arena);
+
+  if (sandbox)
+    if (auto e = seccomp_stage1(); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
+  void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) { reply_hello(false, std::string("cannot load the candidate: ") + dlerror(), 0); return 4; }
+  auto entry = reinterpret_cast<Entry>(dlsym(lib, entry_name.c_str()));
+  if (!entry) { reply_hello(false, "the candidate exports no function '" + entry_name + "'", 0); return 4; }
+  if (sandbox)
+    if (auto e = check_executable_mappings(so); !e.empty()) { reply_hello(false, "isolation: " + e, 0); return 5; }
+
+  // Start the OpenMP pool now so its threads are part of the baseline, not "stray" threads of a call.
+  omp_set_num_threads(threads);
+#pragma omp parallel
+  { asm volatile("" ::: "memory"); }
+  const int baseline = count_threads();
+  if (auto e = limit_data(memory_mb); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
+  if (sandbox)
+    if (auto e = seccomp_stage2(); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
+  reply_hello(true, "", baseline);
+
+  while (auto frame = wire::read_frame(kCommandFd)) {
+    Batch b;
+    try {
+      wire::Reader r(*frame);
+      decode(r, b);
+    } catch (const wire::DecodeError& e) {
+      std::fprintf(stderr, "runner: bad command: %s\n", e.what());
+      return 6;
+    }
+    if (b.flags & kPoison)
+      for (auto& c : b.calls)
+        for (auto& o : c.outputs)
+          harness::poison_fill(base + o.offset, static_cast<DType>(o.dtype), o.bytes / dtype_size(static_cast<DType>(o.dtype)));
+    std::vector<CallOutcome> out(b.calls.size());
+    std::vector<kv_tensor> ins, outs;
+    for (size_t i = 0; i < b.calls.size(); ++i) {
+      const Call& c = b.calls[i];
+      ins.clear();
+      outs.clear();
+      for (auto& t : c.inputs) ins.push_back(descriptor(base, t));
+      for (auto& t : c.outputs) outs.push_back(descriptor(base, t));
+      kv_args a{ins.data(), static_cast<int32_t>(ins.size()), outs.data(), static_cast<int32_t>(outs.size()),
+                b.params.data(), static_cast<int32_t>(b.params.size()), nullptr};
+      const int64_t t0 = now_ns();
+      const int rc = entry(&a);
+      const int64_t t1 = now_ns();
+      if (b.flags & kSnapshot)
+        for (auto& t : c.outputs) std::memcpy(base + t.snapshot_offset, base + t.offset, static_cast<size_t>(t.bytes));
+      out[i] = CallOutcome{rc, t1 - t0, quiesce(baseline)};
+    }
+    wire::Writer w;
+    encode(w, out);
+    if (!wire::write_frame(kReplyFd, w.bytes())) return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,61 @@
+// Protocol between the trusted CPU evaluator and its sandboxed runner (framed, runtime/wire.hpp).
+//
+//   evaluator                                  runner (no libtorch; candidate loaded RTLD_LOCAL)
+//   fork+exec with fds: 3 arena memfd, 4 commands, 5 replies, 2 stderr pipe
+//                        <- Hello {ok, message, baseline_threads}
+//   Batch {flags, params, calls[]} ->          poison outputs (flag), then per call: time it,
+//                                              snapshot outputs (flag), wait for stray threads
+//                        <- BatchReply {per call: rc, ns, late_threads}
+//   (close command pipe)                       exits
+//
+// Tensors are offsets into the shared arena, so the runner never sees evaluator memory.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "runtime/wire.hpp"
+
+namespace kevolve::cpu {
+
+constexpr int kArenaFd = 3, kCommandFd = 4, kReplyFd = 5;
+
+struct ArenaTensor {
+  int64_t offset = 0;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape, strides;
+  int64_t snapshot_offset = -1;  // outputs: where to copy the output right after the call returns
+  int64_t bytes = 0;
+};
+
+struct Call {
+  std::vector<ArenaTensor> inputs, outputs;
+};
+
+enum BatchFlags : uint32_t { kPoison = 1, kSnapshot = 2 };
+
+struct Batch {
+  uint32_t flags = 0;
+  std::vector<double> params;
+  std::vector<Call> calls;
+};
+
+struct CallOutcome {
+  int32_t rc = 0;
+  int64_t ns = 0;
+  int32_t late_threads = 0;  // threads the call left running, still alive when the runner stopped waiting
+};
+
+struct Hello {
+  bool ok = false;
+  std::string message;
+  int32_t baseline_threads = 0;
+};
+
+void encode(wire::Writer& w, const Batch& b);
+void decode(wire::Reader& r, Batch& b);
+void encode(wire::Writer& w, const std::vector<CallOutcome>& v);
+void decode(wire::Reader& r, std::vector<CallOutcome>& v);
+void encode(wire::Writer& w, const Hello& h);
+void decode(wire::Reader& r, Hello& h);
+
+}  // namespace kevolve::cpu

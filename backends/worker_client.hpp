@@ -1,0 +1,30 @@
+// WorkerClient: the actor side of the worker protocol. Starts a backend's evaluator executable
+// (e.g. kevolve-cpu-eval) with pipes, sends EvalRequest frames and reads EvalResult frames.
+// No CAF and no libtorch here; a worker that dies yields a harness_error result, never a crash.
+#pragma once
+#include <string>
+#include <sys/types.h>
+
+#include "runtime/expected.hpp"
+#include "runtime/records/eval_request.hpp"
+
+namespace kevolve {
+
+class WorkerClient {
+ public:
+  ~WorkerClient();
+  // Starts `executable`; false with `error` when it cannot be started.
+  bool start(const std::string& executable, std::string& error);
+  EvalResult evaluate(const EvalRequest& q);
+  void stop();
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  std::string exe_;
+};
+
+// Path of a sibling executable of the running program (workers are installed next to `kevolve`).
+std::string sibling_executable(const std::string& name);
+
+}  // namespace kevolve

@@ -1,0 +1,21 @@
+// kevolve — finds fast, verified compute kernels. This is the command-line entry point.
+// Run `kevolve --help` for the subcommands.
+#include <CLI/CLI.hpp>
+
+#include "runtime/cli/eval_command.hpp"
+#include "runtime/cli/problems_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kevolve: evolves fast, provably correct compute kernels, checked against PyTorch references"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  kevolve::cli::add_eval_command(app, exit_code);
+  kevolve::cli::add_problems_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,89 @@
+#include "runtime/expr.hpp"
+
+#include <cctype>
+
+namespace kevolve {
+namespace {
+
+struct Parser {
+  const std::string& s;
+  const std::map<std::string, int64_t>& sym;
+  std::string& err;
+  size_t i = 0;
+
+  void skip() { while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i; }
+  bool fail(const std::string& m) { if (err.empty()) err = m; return false; }
+
+  bool primary(double& v) {
+    skip();
+    if (i >= s.size()) return fail("unexpected end of expression");
+    const char c = s[i];
+    if (c == '(') {
+      ++i;
+      if (!sum(v)) return false;
+      skip();
+      if (i >= s.size() || s[i] != ')') return fail("missing ')'");
+      ++i;
+      return true;
+    }
+    if (c == '-') { ++i; if (!primary(v)) return false; v = -v; return true; }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      size_t used = 0;
+      v = std::stod(s.substr(i), &used);
+      i += used;
+      return true;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+      const std::string name = s.substr(i, j - i);
+      auto it = sym.find(name);
+      if (it == sym.end()) return fail("unknown symbol '" + name + "'");
+      v = static_cast<double>(it->second);
+      i = j;
+      return true;
+    }
+    return fail(std::string("unexpected character '") + c + "'");
+  }
+  bool product(double& v) {
+    if (!primary(v)) return false;
+    for (;;) {
+      skip();
+      if (i >= s.size() || (s[i] != '*' && s[i] != '/')) return true;
+      const char op = s[i++];
+      double r;
+      if (!primary(r)) return false;
+      if (op == '/' && r == 0) return fail("division by zero");
+      v = op == '*' ? v * r : v / r;
+    }
+  }
+  bool sum(double& v) {
+    if (!product(v)) return false;
+    for (;;) {
+      skip();
+      if (i >= s.size() || (s[i] != '+' && s[i] != '-')) return true;
+      const char op = s[i++];
+      double r;
+      if (!product(r)) return false;
+      v = op == '+' ? v + r : v - r;
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<double> eval_expr(const std::string& text, const std::map<std::string, int64_t>& symbols,
+                                std::string& error) {
+  error.clear();
+  Parser p{text, symbols, error};
+  double v = 0;
+  if (!p.sum(v)) return std::nullopt;
+  p.skip();
+  if (p.i != text.size()) {
+    error = "unexpected '" + text.substr(p.i) + "'";
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace kevolve

@@ -1,0 +1,71 @@
+// EvalStatus, Detector and EvalResult: the verdict on one candidate, carried as data end to end.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kevolve {
+
+enum class EvalStatus : int32_t {
+  ok = 0,             // correct on every shape and trial; timed
+  compile_error = 1,  // the compiler rejected it
+  runtime_error = 2,  // crashed (signal), returned non-zero, or ran out of memory
+  timeout = 3,        // exceeded the wall-clock or CPU-time limit
+  incorrect = 4,      // wrong results (mismatch, NaN/Inf, unwritten elements)
+  rejected = 5,       // a cheat or forbidden construct was caught; `reason` names the detector
+  harness_error = 6,  // the evaluator itself failed (bad reference, sandbox unavailable, ...)
+};
+const char* status_name(EvalStatus s);
+
+// Each anti-cheat detector can be switched off on its own (to test the evaluator); all are on by default.
+enum class Detector : uint32_t {
+  isolation = 0,      // static source scan + seccomp sandbox: no processes, exec, sockets, file writes, JIT
+  escaped_work = 1,   // outputs snapshotted the instant the call returns must equal the outputs later
+  pointer_reuse = 2,  // the same input buffers refilled with new data must give the new answer
+  input_mutation = 3, // inputs compared before/after every call
+  magnitude = 4,      // relative L2 error bound on top of the elementwise tolerance
+  poison = 5,         // outputs poisoned before every call; every element must be written
+  fresh_data = 6,     // every trial and timing set has its own seed; stale answers are recognised
+  timed_outputs = 7,  // outputs of timed runs are verified too
+  count_ = 8,
+};
+const char* detector_name(Detector d);
+bool parse_detector(const std::string& s, Detector& out);
+std::vector<std::string> detector_names();
+
+struct DetectorSet {
+  uint32_t bits = (1u << static_cast<uint32_t>(Detector::count_)) - 1;
+  bool on(Detector d) const { return bits & (1u << static_cast<uint32_t>(d)); }
+  void set(Detector d, bool enabled) {
+    const uint32_t m = 1u << static_cast<uint32_t>(d);
+    bits = enabled ? (bits | m) : (bits & ~m);
+  }
+  bool all_on() const { return bits == DetectorSet{}.bits; }
+};
+
+struct Timing {
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;
+  int64_t samples = 0;
+  int threads = 0;
+};
+
+struct EvalResult {
+  EvalStatus status = EvalStatus::harness_error;
+  std::string reason;     // for rejected: the detector; otherwise the failing check (mismatch, nan, unwritten, signal, ...)
+  std::string message;    // human-readable explanation
+  std::string where;      // shape / trial / output / element of the worst error, when relevant
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  int trials = 0;         // verification trials run per shape
+  int shapes = 0;         // shapes verified (verify shapes + bench)
+  Timing reference;
+  Timing candidate;
+  double speedup = 0;     // reference median / candidate median (0 unless ok)
+  double candidate_gbps = 0;    // achieved bytes/s from the roofline bytes, GB/s
+  double candidate_gflops = 0;
+  std::string compile_log;
+  std::string runner_log; // tail of the runner's stderr
+  DetectorSet detectors;
+};
+
+}  // namespace kevolve

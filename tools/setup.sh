@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs every build and run dependency of kevolve from Debian 12 packages (run as root).
+# Usage: tools/setup.sh        Idempotent: packages already present are skipped by apt.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache git ca-certificates
+  libtorch-dev libopenblas0-pthread        # reference implementations (trusted evaluator only)
+  python3-torch                            # the sandbox's own tests: a cheater that shells out to PyTorch
+  libtomlplusplus-dev libcli11-dev          # problem specs, command line
+  libseccomp-dev                            # candidate runner sandbox
+  catch2                                    # tests
+)
+if [ "$(id -u)" -ne 0 ]; then echo "tools/setup.sh: run as root (it installs Debian packages)" >&2; exit 1; fi
+missing=()
+for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "tools/setup.sh: all dependencies present"
