@@ -73,6 +73,16 @@ class Evaluation {
     at::set_num_threads(threads_);
     ref_ = find_reference(spec_.reference);
     if (!ref_) return harness_error("no reference named '" + spec_.reference + "' is registered in this evaluator");
+    for (auto& name : ref_->inputs) {
+      bool found = false;
+      for (auto& in : spec_.inputs) found |= in.name == name;
+      if (!found) {
+        std::string want;
+        for (auto& n : ref_->inputs) want += (want.empty() ? "" : ", ") + n;
+        return harness_error(spec_.file + ": the reference '" + ref_->name + "' takes inputs named " + want +
+                             "; the spec has no input '" + name + "'");
+      }
+    }
     for (auto& p : spec_.params) params_.push_back(p.value);
     if (opt_.trials < 5) return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
     if (auto a = Arena::create(arena_, int64_t(1) << 40); !a) return harness_error("shared memory: " + a.error());
@@ -134,8 +144,7 @@ class Evaluation {
     auto made = make_inputs(spec_, shape, seed);
     if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
     inputs = std::move(*made);
-    Tensors clones;
-    for (auto& t : inputs) clones.push_back(t.clone());
+    Tensors clones = for_reference(inputs);
     try {
       for (auto& t : ref_->bind(clones, params_)()) expected.push_back(t.detach().contiguous());
     } catch (const std::exception& e) {
@@ -149,6 +158,21 @@ class Evaluation {
       if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
         expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
     return std::nullopt;
+  }
+
+  // Clones of `inputs` in the order the reference takes them (matched by name; checked in run()).
+  Tensors for_reference(const Tensors& inputs) const {
+    Tensors out;
+    for (auto& name : ref_->inputs)
+      for (size_t i = 0; i < spec_.inputs.size(); ++i)
+        if (spec_.inputs[i].name == name) out.push_back(inputs[i].clone());
+    return out;
+  }
+
+  // Seed of the data for shape `shape_index` and use `k` (trial, refill, timing set). With fresh_data
+  // off every use of a shape sees the same data, as in a harness that never varies its inputs.
+  uint64_t seed_for(size_t shape_index, uint64_t k) const {
+    return mix_seed(opt_.seed, shape_index, on(Detector::fresh_data) ? k : 0);
   }
 
   ArenaTensor place(const at::Tensor& t, bool output) {
@@ -265,7 +289,7 @@ class Evaluation {
     std::vector<Tensors> earlier;  // expected outputs of the trials so far
     std::optional<Slot> first;
     for (int t = 0; t < opt_.trials; ++t) {
-      const uint64_t seed = mix_seed(opt_.seed, index, on(Detector::fresh_data) ? static_cast<uint64_t>(t) : 0);
+      const uint64_t seed = seed_for(index, static_cast<uint64_t>(t));
       Tensors in, exp;
       if (auto v = make_data(shape, seed, in, exp)) return v;
       Slot s = make_slot(std::move(in), std::move(exp));
@@ -281,7 +305,7 @@ class Evaluation {
     }
     if (on(Detector::pointer_reuse)) {
       // Same input buffers as trial 0, new data (when data is fresh), fresh output buffers.
-      const uint64_t seed = mix_seed(opt_.seed, index, on(Detector::fresh_data) ? 1000 : 0);
+      const uint64_t seed = seed_for(index, 1000);
       Tensors in, exp;
       if (auto v = make_data(shape, seed, in, exp)) return v;
       bool same_shapes = in.size() == first->inputs.size();
@@ -311,7 +335,7 @@ class Evaluation {
     std::vector<Slot> sets;
     {
       Tensors in, exp;
-      if (auto v = make_data(spec_.bench, mix_seed(opt_.seed, 99, 0), in, exp)) return v;
+      if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 0), in, exp)) return v;
       for (auto& t : in) set_bytes += t.numel() * t.element_size();
       for (auto& t : exp) set_bytes += t.numel() * t.element_size();
     }
@@ -320,11 +344,8 @@ class Evaluation {
     std::vector<BoundReference> bound;
     for (int64_t i = 0; i < m; ++i) {
       Tensors in, exp;
-      if (auto v = make_data(spec_.bench, mix_seed(opt_.seed, 100, on(Detector::fresh_data) ? static_cast<uint64_t>(i) : 0), in, exp))
-        return v;
-      Tensors clones;
-      for (auto& t : in) clones.push_back(t.clone());
-      bound.push_back(ref_->bind(clones, params_));
+      if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 2000 + static_cast<uint64_t>(i)), in, exp)) return v;
+      bound.push_back(ref_->bind(for_reference(in), params_));
       sets.push_back(make_slot(std::move(in), std::move(exp)));
     }
     std::vector<Slot*> all;

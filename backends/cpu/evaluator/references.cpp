@@ -19,11 +19,11 @@ at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w, double eps) {
 
 std::vector<Reference> make_registry() {
   std::vector<Reference> r;
-  r.push_back({"rmsnorm_fwd", "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight (torch 1.13 has no fused RMSNorm)",
+  r.push_back({"rmsnorm_fwd", "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight (torch 1.13 has no fused RMSNorm)", {"x", "weight"},
                [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params& q) { return Tensors{rmsnorm(i[0], i[1], q[0])}; }, in, p);
                }});
-  r.push_back({"rmsnorm_bwd", "autograd backward of the rmsnorm_fwd composition (graph built once, backward timed)",
+  r.push_back({"rmsnorm_bwd", "autograd backward of the rmsnorm_fwd composition (graph built once, backward timed)", {"x", "weight", "dy"},
                [](const Tensors& in, const Params& p) -> BoundReference {
                  auto x = in[0].detach().clone().set_requires_grad(true);
                  auto w = in[1].detach().clone().set_requires_grad(true);
@@ -34,19 +34,19 @@ std::vector<Reference> make_registry() {
                    return Tensors{g[0], g[1]};
                  };
                }});
-  r.push_back({"layernorm_fwd", "torch.nn.functional.layer_norm(x, [H], weight, bias, eps)",
+  r.push_back({"layernorm_fwd", "torch.nn.functional.layer_norm(x, [H], weight, bias, eps)", {"x", "weight", "bias"},
                [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params& q) {
                    return Tensors{at::layer_norm(i[0], {i[0].size(-1)}, i[1], i[2], q[0])};
                  }, in, p);
                }});
-  r.push_back({"softmax_rows", "torch.softmax(x, -1)", [](const Tensors& in, const Params& p) {
+  r.push_back({"softmax_rows", "torch.softmax(x, -1)", {"x"}, [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params&) { return Tensors{at::softmax(i[0], -1)}; }, in, p);
                }});
-  r.push_back({"gelu", "torch.nn.functional.gelu(x) (exact, erf)", [](const Tensors& in, const Params& p) {
+  r.push_back({"gelu", "torch.nn.functional.gelu(x) (exact, erf)", {"x"}, [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params&) { return Tensors{at::gelu(i[0])}; }, in, p);
                }});
-  r.push_back({"map_id", "idx = torch.searchsorted(keys, ids).clamp(max=K-1); torch.where(keys[idx] == ids, idx, -1)",
+  r.push_back({"map_id", "idx = torch.searchsorted(keys, ids).clamp(max=K-1); torch.where(keys[idx] == ids, idx, -1)", {"ids", "keys"},
                [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params&) {
                    const auto& ids = i[0];
@@ -57,7 +57,7 @@ std::vector<Reference> make_registry() {
                  }, in, p);
                }});
   r.push_back({"merge_bucketized_dense",
-               "torch.stack([torch.bucketize(x[:, f], boundaries[off[f]:off[f+1]]) + base_f for f in range(F)], 1)",
+               "torch.stack([torch.bucketize(x[:, f], boundaries[off[f]:off[f+1]]) + base_f for f in range(F)], 1)", {"x", "boundaries", "offsets"},
                [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params&) {
                    const auto& x = i[0];
@@ -77,7 +77,7 @@ std::vector<Reference> make_registry() {
                }});
   r.push_back({"batch_event_truncate",
                "seg = repeat_interleave(arange(B), lengths); pos = arange(N) - starts[seg]; keep = pos >= lengths[seg] - K; "
-               "(values[keep], lengths.clamp(max=K))",
+               "(values[keep], lengths.clamp(max=K))", {"values", "timestamps", "lengths"},
                [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params& q) {
                    const auto& values = i[0];
@@ -91,7 +91,7 @@ std::vector<Reference> make_registry() {
                    return Tensors{values.masked_select(keep), lengths.clamp_max(K)};
                  }, in, p);
                }});
-  r.push_back({"fm_interaction", "s = e.sum(1); 0.5 * (s * s - (e * e).sum(1)).sum(-1)", [](const Tensors& in, const Params& p) {
+  r.push_back({"fm_interaction", "s = e.sum(1); 0.5 * (s * s - (e * e).sum(1)).sum(-1)", {"e"}, [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params&) {
                    const auto& e = i[0];
                    auto s = e.sum(1);

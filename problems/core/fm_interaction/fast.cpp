@@ -1,8 +1,9 @@
 // fm_interaction, fast: batch rows split over OpenMP threads. Uses
 //   out[b] = 0.5 * (sum_d s_d^2 - sum_{f,d} e^2),  s_d = sum_f e[b,f,d]
 // so each row is read once, contiguously: per field, a vectorised pass over d updates the column
-// sums s (a small block of D kept in registers/L1) and a vector sum of squares; then one vectorised
-// pass over s. D is processed in chunks of kChunk so any D works with a fixed stack buffer.
+// sums s (float; a small block of D kept in registers/L1) and a vector sum of squares (double);
+// then one vectorised pass over s. D is processed in chunks of kChunk, so any D works with a fixed
+// stack buffer. The two totals nearly cancel, hence the double accumulators.
 #include "kevolve_kernel.h"
 
 namespace {
@@ -16,7 +17,7 @@ extern "C" int kevolve_kernel(const kv_args* a) {
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < B; ++b) {
     const float* __restrict eb = e + b * F * D;
-    float sq = 0.f, ss = 0.f;
+    double sq = 0.0, ss = 0.0;
     for (int64_t d0 = 0; d0 < D; d0 += kChunk) {
       const int64_t n = D - d0 < kChunk ? D - d0 : kChunk;
       alignas(64) float s[kChunk];
@@ -28,13 +29,13 @@ extern "C" int kevolve_kernel(const kv_args* a) {
         for (int64_t d = 0; d < n; ++d) {
           const float v = row[d];
           s[d] += v;
-          sq += v * v;
+          sq += double(v * v);
         }
       }
 #pragma omp simd reduction(+ : ss)
-      for (int64_t d = 0; d < n; ++d) ss += s[d] * s[d];
+      for (int64_t d = 0; d < n; ++d) ss += double(s[d] * s[d]);
     }
-    out[b] = 0.5f * (ss - sq);
+    out[b] = float(0.5 * (ss - sq));
   }
   return 0;
 }

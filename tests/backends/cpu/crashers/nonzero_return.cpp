@@ -1,0 +1,3 @@
+// Crasher: reports failure through its return code.
+#include "kevolve_kernel.h"
+extern "C" int kevolve_kernel(const kv_args*) { return 7; }

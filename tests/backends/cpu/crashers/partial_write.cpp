@@ -1,0 +1,17 @@
+// Buggy kernel: forgets the tail of every row when C is not a multiple of 8.
+#include "kevolve_kernel.h"
+#include <algorithm>
+#include <cmath>
+extern "C" int kevolve_kernel(const kv_args* a) {
+  const float* x = static_cast<const float*>(a->inputs[0].data);
+  float* y = static_cast<float*>(a->outputs[0].data);
+  const int64_t R = a->inputs[0].shape[0], C = a->inputs[0].shape[1];
+  for (int64_t r = 0; r < R; ++r) {
+    float m = x[r * C];
+    for (int64_t c = 1; c < C; ++c) m = std::max(m, x[r * C + c]);
+    double s = 0;
+    for (int64_t c = 0; c < C; ++c) s += std::exp(double(x[r * C + c]) - m);
+    for (int64_t c = 0; c < C / 8 * 8; ++c) y[r * C + c] = float(std::exp(double(x[r * C + c]) - m) / s);
+  }
+  return 0;
+}
