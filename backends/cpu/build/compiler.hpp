@@ -1,0 +1,40 @@
+// Builds a CPU candidate into a shared object with g++, in a private temporary folder.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/records/candidate.hpp"
+
+namespace kevolve::cpu {
+
+// A private folder (mode 0700) under $TMPDIR, removed with everything in it on destruction.
+class PrivateDir {
+ public:
+  PrivateDir();
+  ~PrivateDir();
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+  const std::string& path() const { return path_; }
+  bool ok() const { return !path_.empty(); }
+
+ private:
+  std::string path_;
+};
+
+struct CompileOptions {
+  std::string compiler = "g++";
+  // -march=native: the evaluating machine's instruction set (the build runs where the candidate runs).
+  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
+                                    "-Wl,-z,now"};
+  double timeout_s = 120;
+};
+
+// Writes the candidate and the ABI header into `dir`, compiles `candidate.so` there.
+// The result's `log` holds the compiler's output (errors and warnings).
+BuildResult compile_cpu(const Candidate& c, const std::string& dir, const CompileOptions& o = {});
+
+// Runs argv with a wall-clock limit, capturing stdout+stderr. Returns the exit status (-1 on timeout
+// or failure to start). Shared by the build step and the worker client.
+int run_captured(const std::vector<std::string>& argv, double timeout_s, std::string& output);
+
+}  // namespace kevolve::cpu
