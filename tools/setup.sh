@@ -7,6 +7,7 @@ packages=(
   libtorch-dev libopenblas0-pthread        # reference implementations (trusted evaluator only)
   python3-torch                            # the sandbox's own tests: a cheater that shells out to PyTorch
   libtomlplusplus-dev libcli11-dev          # problem specs, command line
+  libkainjow-mustache-dev                   # kernel templates
   libseccomp-dev                            # candidate runner sandbox
   catch2                                    # tests
 )

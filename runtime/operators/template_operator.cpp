@@ -1,0 +1,70 @@
+#include "runtime/operators/template_operator.hpp"
+
+#include <algorithm>
+
+namespace kevolve {
+
+Params TemplateOperator::mutate(const Params& parent, Rng& rng) const {
+  Params p = parent;
+  std::uniform_int_distribution<size_t> which(0, t_.params.size() - 1);
+  std::uniform_real_distribution<double> coin(0, 1);
+  const int changes = coin(rng) < 0.3 ? 2 : 1;
+  for (int c = 0; c < changes; ++c) {
+    const ParamDef& d = t_.params[which(rng)];
+    const auto cur = std::find(d.values.begin(), d.values.end(), p[d.name]) - d.values.begin();
+    long next;
+    if (coin(rng) < 0.2) {
+      next = static_cast<long>(std::uniform_int_distribution<size_t>(0, d.values.size() - 1)(rng));
+    } else {
+      next = cur + (coin(rng) < 0.5 ? -1 : 1);
+      if (next < 0) next = 1;
+      if (next >= static_cast<long>(d.values.size())) next = static_cast<long>(d.values.size()) - 2;
+      next = std::clamp<long>(next, 0, static_cast<long>(d.values.size()) - 1);
+    }
+    p[d.name] = d.values[static_cast<size_t>(next)];
+  }
+  return p;
+}
+
+Params TemplateOperator::crossover(const Params& a, const Params& b, Rng& rng) const {
+  Params p;
+  std::bernoulli_distribution pick(0.5);
+  for (auto& d : t_.params) p[d.name] = pick(rng) ? a.at(d.name) : b.at(d.name);
+  return p;
+}
+
+Expected<Offspring> TemplateOperator::finish(const Params& params, const std::string& how) const {
+  auto src = t_.render(params);
+  if (!src) return Expected<Offspring>::failure(src.error());
+  Offspring o;
+  o.params = params;
+  o.candidate.language = t_.backend == "cpu" ? "cpp" : t_.backend;
+  o.candidate.source = *src;
+  o.candidate.parameters = params;
+  o.candidate.provenance = "template " + t_.dir + " (" + how + ")";
+  return o;
+}
+
+Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng) {
+  if (p.op == "seed") return finish(t_.defaults(), "default parameters");
+  if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
+  std::vector<const NodeRecord*> parents;
+  for (auto id : p.parents) {
+    const NodeRecord* n = g.find(id);
+    if (!n) return Expected<Offspring>::failure("unknown parent node " + std::to_string(id));
+    parents.push_back(n);
+  }
+  if (parents.empty()) return Expected<Offspring>::failure("'" + p.op + "' needs a parent");
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    Params child = p.op == "crossover" && parents.size() == 2
+                       ? (attempt < 8 ? crossover(parents[0]->params, parents[1]->params, rng)
+                                      : mutate(crossover(parents[0]->params, parents[1]->params, rng), rng))
+                       : mutate(parents[0]->params, rng);
+    if (!t_.violated(child).empty() || g.has_params(child)) continue;
+    return finish(child, p.op + " of node " + std::to_string(parents[0]->id) +
+                             (parents.size() > 1 ? " and " + std::to_string(parents[1]->id) : ""));
+  }
+  return Expected<Offspring>::failure("no new parameter set near node " + std::to_string(parents[0]->id));
+}
+
+}  // namespace kevolve

@@ -1,0 +1,46 @@
+// NodeRecord: one candidate in a search graph — where it came from, where it is in its lifecycle,
+// and how it scored. SearchRecord: one search. Both are stored (storage/) and travel between actors.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/records/evaluation.hpp"
+
+namespace kevolve {
+
+// proposed -> built -> queued -> evaluated -> scored (a failed build goes straight to scored).
+enum class NodeState : int32_t { proposed = 0, built = 1, queued = 2, evaluated = 3, scored = 4 };
+const char* node_state_name(NodeState s);
+
+using Params = std::map<std::string, std::string>;  // template parameter -> value
+
+struct NodeRecord {
+  uint64_t id = 0;                 // 1, 2, 3 ... in creation order within the search
+  std::vector<uint64_t> parents;   // none (seed), one (mutate / repair), two (crossover)
+  std::string op = "seed";         // seed | mutate | crossover | repair | migrate
+  Params params;
+  int32_t island = 0;              // evolutionary strategy's island
+  NodeState state = NodeState::proposed;
+  EvalStatus status = EvalStatus::harness_error;  // meaningful once scored
+  std::string reason, message;
+  double fitness = 0;              // speedup over the reference when ok, else 0
+  double candidate_ms = 0, reference_ms = 0;
+
+  bool scored() const { return state == NodeState::scored; }
+  bool correct() const { return scored() && status == EvalStatus::ok; }
+};
+
+struct SearchRecord {
+  std::string id;           // e.g. "rmsnorm_fwd-greedy-s1"
+  std::string problem;      // problem name
+  std::string strategy;
+  std::string config_text;  // the config the search was started with
+  uint64_t next_node = 1;   // id of the next node to create
+  std::string rng_state;    // the strategy's random-number state after the last proposal
+  bool finished = false;
+  std::string stop_reason;
+};
+
+}  // namespace kevolve

@@ -1,0 +1,58 @@
+#include "runtime/search/graph.hpp"
+
+namespace kevolve {
+
+const char* node_state_name(NodeState s) {
+  switch (s) {
+    case NodeState::proposed: return "proposed";
+    case NodeState::built: return "built";
+    case NodeState::queued: return "queued";
+    case NodeState::evaluated: return "evaluated";
+    case NodeState::scored: return "scored";
+  }
+  return "?";
+}
+
+void SearchGraph::upsert(const NodeRecord& n) {
+  auto it = nodes_.find(n.id);
+  if (it == nodes_.end()) {
+    for (auto p : n.parents) children_[p].push_back(n.id);
+    by_params_.emplace(n.params, n.id);
+    if (n.scored()) ++scored_;
+    nodes_.emplace(n.id, n);
+    return;
+  }
+  if (!it->second.scored() && n.scored()) ++scored_;
+  if (it->second.scored() && !n.scored()) --scored_;
+  it->second = n;
+}
+
+const NodeRecord* SearchGraph::find(uint64_t id) const {
+  auto it = nodes_.find(id);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+const std::vector<uint64_t>& SearchGraph::children(uint64_t id) const {
+  static const std::vector<uint64_t> none;
+  auto it = children_.find(id);
+  return it == children_.end() ? none : it->second;
+}
+
+std::vector<uint64_t> SearchGraph::roots() const {
+  std::vector<uint64_t> r;
+  for (auto& [id, n] : nodes_)
+    if (n.parents.empty()) r.push_back(id);
+  return r;
+}
+
+std::optional<uint64_t> SearchGraph::best() const {
+  std::optional<uint64_t> b;
+  double f = -1;
+  for (auto& [id, n] : nodes_)
+    if (n.correct() && n.fitness > f) { f = n.fitness; b = id; }
+  return b;
+}
+
+bool SearchGraph::has_params(const Params& p) const { return by_params_.count(p) > 0; }
+
+}  // namespace kevolve

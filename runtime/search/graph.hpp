@@ -1,0 +1,36 @@
+// SearchGraph: the nodes of one search and their parent/child links, with the queries strategies need.
+// Pure data; the search actor owns one and the store persists every change.
+#pragma once
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "runtime/records/node.hpp"
+
+namespace kevolve {
+
+class SearchGraph {
+ public:
+  // Adds or replaces a node (replacing keeps child links; parents never change).
+  void upsert(const NodeRecord& n);
+  const NodeRecord* find(uint64_t id) const;
+  const std::map<uint64_t, NodeRecord>& nodes() const { return nodes_; }
+  const std::vector<uint64_t>& children(uint64_t id) const;
+  std::vector<uint64_t> roots() const;
+
+  size_t size() const { return nodes_.size(); }
+  size_t scored() const { return scored_; }
+  size_t in_flight() const { return nodes_.size() - scored_; }
+  // Best correct node (highest fitness; lowest id on ties), if any.
+  std::optional<uint64_t> best() const;
+  // True when some node already has exactly these parameters (so a proposal would re-evaluate it).
+  bool has_params(const Params& p) const;
+
+ private:
+  std::map<uint64_t, NodeRecord> nodes_;
+  std::map<uint64_t, std::vector<uint64_t>> children_;
+  std::map<Params, uint64_t> by_params_;
+  size_t scored_ = 0;
+};
+
+}  // namespace kevolve

@@ -1,0 +1,62 @@
+// Strategy: how a search picks what to try next — pure C++, no actors, deterministic for a seed.
+//
+// Lifecycle (same for every strategy):
+//   init(graph)        rebuild internal state from a graph (empty for a new search, the stored graph on resume)
+//   propose(graph, n)  up to n proposals (parents + operation); empty means nothing to try now — with
+//                      nothing in flight either, the search is finished
+//   observe(node)      a node of the graph was scored
+// The graph passed to propose() includes nodes still in flight, so batches do not pile onto one parent.
+// A failed node is never a parent for optimisation or crossover; it may be expanded for repair when the
+// operator can repair, at most `max_repairs` times.
+#pragma once
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/expected.hpp"
+#include "runtime/search/graph.hpp"
+
+namespace kevolve {
+
+using Rng = std::mt19937_64;
+std::string save_rng(const Rng& r);
+bool load_rng(Rng& r, const std::string& state);
+
+struct Proposal {
+  std::string op;                // seed | mutate | crossover | repair | migrate
+  std::vector<uint64_t> parents;
+  int32_t island = 0;
+};
+
+struct StrategyConfig {
+  std::string name = "greedy";   // greedy | mcts | evolutionary
+  int max_children = 8;          // greedy: children per node before moving to the next best
+  double exploration = 1.4;      // mcts: UCT exploration constant c
+  double widening = 2.0;         // mcts: a node may have ceil(widening * sqrt(visits)) children
+  int islands = 2;               // evolutionary
+  int population = 6;            // evolutionary: best nodes per island that can be parents
+  std::string selection = "tournament";  // evolutionary: tournament | proportional
+  int tournament_size = 3;
+  double crossover_rate = 0.3;
+  int migration_interval = 3;    // evolutionary: every N generations an island takes the neighbour's best
+  bool repair = false;           // set when the operator can repair failed nodes
+  int max_repairs = 2;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  virtual void init(const SearchGraph&) {}
+  virtual std::vector<Proposal> propose(const SearchGraph& g, size_t n, Rng& rng) = 0;
+  virtual void observe(const SearchGraph&, const NodeRecord&) {}
+};
+
+// Chosen by name; an unknown name or a bad setting is an error naming it.
+Expected<std::unique_ptr<Strategy>> make_strategy(const StrategyConfig& c);
+
+// Shared by strategies: the repair proposals allowed for failed nodes without a correct node to build on.
+std::vector<Proposal> repair_proposals(const SearchGraph& g, const StrategyConfig& c, size_t n);
+
+}  // namespace kevolve

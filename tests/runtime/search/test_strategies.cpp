@@ -1,0 +1,254 @@
+// Strategies without any actor runtime: a synchronous loop (propose -> operator -> fake evaluation ->
+// observe) over a synthetic template whose fitness is known.
+#include <catch2/catch.hpp>
+
+#include "runtime/operators/template_operator.hpp"
+#include "runtime/search/mcts.hpp"
+#include "runtime/search/termination.hpp"
+
+#include <set>
+
+using namespace kevolve;
+
+namespace {
+
+KernelTemplate synthetic() {
+  KernelTemplate t;
+  t.problem = "synthetic";
+  t.backend = "cpu";
+  t.source = "// a={{a}} b={{b}} v={{v}}\n";
+  t.dir = "synthetic";
+  ParamDef a{"a", {}, true, 0}, b{"b", {}, true, 0}, v{"v", {"plain", "fused"}, false, 0};
+  for (int i = 0; i < 10; ++i) { a.values.push_back(std::to_string(i)); b.values.push_back(std::to_string(i)); }
+  t.params = {a, b, v};
+  t.constraints = {"a + b <= 16"};
+  return t;
+}
+
+// Known landscape: a == 7 fails to "compile"; otherwise fitness grows with a*b and with fused.
+void fake_evaluate(NodeRecord& n) {
+  const int a = std::stoi(n.params.at("a")), b = std::stoi(n.params.at("b"));
+  n.state = NodeState::scored;
+  if (a == 7) {
+    n.status = EvalStatus::compile_error;
+    n.fitness = 0;
+    return;
+  }
+  n.status = EvalStatus::ok;
+  n.fitness = 0.5 + a * b / 20.0 + (n.params.at("v") == "fused" ? 0.5 : 0.0);
+}
+
+struct Run {
+  SearchGraph graph;
+  std::vector<std::string> trace;
+  std::string stop;
+};
+
+Run run(StrategyConfig sc, uint64_t seed, TerminationConfig tc, size_t batch = 3) {
+  auto strategy = make_strategy(sc);
+  REQUIRE(strategy);
+  TemplateOperator op(synthetic());
+  Rng rng(seed);
+  Run r;
+  (*strategy)->init(r.graph);
+  uint64_t next = 1, since_best = 0;
+  double best = 0;
+  for (int round = 0; round < 1000; ++round) {
+    if (auto why = should_stop(tc, r.graph, 0, static_cast<int64_t>(since_best))) { r.stop = *why; break; }
+    auto props = (*strategy)->propose(r.graph, batch, rng);
+    if (props.empty()) { r.stop = "strategy finished"; break; }
+    std::vector<uint64_t> made;
+    for (auto& p : props) {
+      auto child = op.make(p, r.graph, rng);
+      if (!child) continue;
+      NodeRecord n;
+      n.id = next++;
+      n.parents = p.parents;
+      n.op = p.op;
+      n.island = p.island;
+      n.params = child->params;
+      r.graph.upsert(n);
+      made.push_back(n.id);
+    }
+    for (auto id : made) {
+      NodeRecord n = *r.graph.find(id);
+      fake_evaluate(n);
+      r.graph.upsert(n);
+      (*strategy)->observe(r.graph, n);
+      since_best = n.fitness > best ? 0 : since_best + 1;
+      best = std::max(best, n.fitness);
+      std::string t = n.op + ":";
+      for (auto p : n.parents) t += std::to_string(p) + ",";
+      for (auto& [k, v] : n.params) t += k + "=" + v + ";";
+      r.trace.push_back(t);
+    }
+  }
+  return r;
+}
+
+void no_failed_parents(const SearchGraph& g) {
+  for (auto& [id, n] : g.nodes())
+    for (auto p : n.parents) {
+      INFO("node " << id << " has parent " << p);
+      CHECK(g.find(p)->correct());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every strategy starts from the template defaults and is deterministic for a seed", "[strategy]") {
+  for (const char* name : {"greedy", "mcts", "evolutionary"}) {
+    StrategyConfig sc;
+    sc.name = name;
+    TerminationConfig tc;
+    tc.max_evaluations = 40;
+    auto r1 = run(sc, 7, tc), r2 = run(sc, 7, tc), r3 = run(sc, 8, tc);
+    INFO(name);
+    REQUIRE(!r1.trace.empty());
+    CHECK(r1.trace[0] == "seed:a=0;b=0;v=plain;");
+    CHECK(r1.trace == r2.trace);
+    CHECK(r1.trace != r3.trace);
+    CHECK(r1.graph.scored() >= 40);
+    no_failed_parents(r1.graph);
+    // the search improves on the naive start
+    CHECK(r1.graph.find(*r1.graph.best())->fitness > 0.5);
+  }
+}
+
+TEST_CASE("greedy expands the best node first", "[strategy]") {
+  StrategyConfig sc;
+  sc.max_children = 2;
+  TerminationConfig tc;
+  tc.max_evaluations = 30;
+  auto r = run(sc, 1, tc, 1);
+  // every mutate's parent was the best correct node at the time it was proposed (or a fully expanded
+  // best's runner-up): check parents are never worse than the median of correct nodes seen so far.
+  for (auto& [id, n] : r.graph.nodes()) {
+    if (n.parents.empty()) continue;
+    double better = 0;
+    size_t earlier = 0;
+    for (auto& [j, m] : r.graph.nodes()) {
+      if (j >= id || !m.correct()) continue;
+      ++earlier;
+      better += m.fitness > r.graph.find(n.parents[0])->fitness;
+    }
+    CHECK(better <= earlier / 2.0 + 1);
+  }
+}
+
+TEST_CASE("mcts keeps UCT statistics that init() rebuilds identically from the graph", "[strategy]") {
+  StrategyConfig sc;
+  sc.name = "mcts";
+  TerminationConfig tc;
+  tc.max_evaluations = 30;
+  auto r = run(sc, 3, tc);
+  MctsStrategy rebuilt(sc);
+  rebuilt.init(r.graph);
+  const auto root = r.graph.roots().front();
+  CHECK(rebuilt.stats(root).visits == Approx(static_cast<double>(r.graph.scored())));
+  double sum = 0;
+  for (auto& [id, n] : r.graph.nodes()) sum += n.correct() ? n.fitness / (1 + n.fitness) : 0;
+  CHECK(rebuilt.stats(root).reward == Approx(sum));
+}
+
+TEST_CASE("mcts with a large exploration constant spreads over more parents than with none", "[strategy]") {
+  auto distinct_parents = [](double c) {
+    StrategyConfig sc;
+    sc.name = "mcts";
+    sc.exploration = c;
+    TerminationConfig tc;
+    tc.max_evaluations = 60;
+    auto r = run(sc, 5, tc, 1);
+    std::set<uint64_t> parents;
+    for (auto& [id, n] : r.graph.nodes())
+      for (auto p : n.parents) parents.insert(p);
+    return parents.size();
+  };
+  CHECK(distinct_parents(5.0) > distinct_parents(0.0));
+}
+
+TEST_CASE("evolutionary search uses islands, crossover and migration", "[strategy]") {
+  StrategyConfig sc;
+  sc.name = "evolutionary";
+  sc.islands = 3;
+  sc.population = 4;
+  sc.crossover_rate = 0.5;
+  sc.migration_interval = 1;
+  TerminationConfig tc;
+  tc.max_evaluations = 90;
+  auto r = run(sc, 11, tc);
+  std::set<int32_t> islands;
+  int crossovers = 0, migrations = 0;
+  for (auto& [id, n] : r.graph.nodes()) {
+    islands.insert(n.island);
+    if (n.op == "crossover") { ++crossovers; CHECK(n.parents.size() == 2); }
+    if (n.op == "migrate") {
+      ++migrations;
+      CHECK(r.graph.find(n.parents[0])->island != n.island);
+    }
+  }
+  CHECK(islands.size() == 3);
+  CHECK(crossovers > 0);
+  CHECK(migrations > 0);
+  no_failed_parents(r.graph);
+
+  sc.selection = "proportional";
+  auto p = run(sc, 11, tc);
+  CHECK(p.graph.scored() >= 90);
+  no_failed_parents(p.graph);
+}
+
+TEST_CASE("termination: budget, target speedup, no improvement", "[strategy]") {
+  StrategyConfig sc;
+  TerminationConfig tc;
+  tc.max_evaluations = 12;
+  auto r = run(sc, 2, tc);
+  CHECK(r.stop.find("evaluation budget") != std::string::npos);
+  tc.max_evaluations = 1000;
+  tc.target_speedup = 2.0;
+  r = run(sc, 2, tc);
+  CHECK(r.stop.find("target speedup") != std::string::npos);
+  CHECK(r.graph.find(*r.graph.best())->fitness >= 2.0);
+  tc.target_speedup = 0;
+  tc.no_improvement = 5;
+  r = run(sc, 2, tc);
+  CHECK(r.stop.find("no improvement") != std::string::npos);
+}
+
+TEST_CASE("unknown strategies and bad settings are refused by name", "[strategy]") {
+  StrategyConfig sc;
+  sc.name = "annealing";
+  auto s = make_strategy(sc);
+  REQUIRE_FALSE(s);
+  CHECK(s.error().find("annealing") != std::string::npos);
+  sc.name = "evolutionary";
+  sc.selection = "lottery";
+  CHECK_FALSE(make_strategy(sc));
+}
+
+TEST_CASE("the template operator respects constraints and never repeats a parameter set", "[operator]") {
+  TemplateOperator op(synthetic());
+  Rng rng(4);
+  SearchGraph g;
+  auto seed = op.make({"seed", {}, 0}, g, rng);
+  REQUIRE(seed);
+  NodeRecord n;
+  n.id = 1;
+  n.params = seed->params;
+  n.state = NodeState::scored;
+  n.status = EvalStatus::ok;
+  n.fitness = 1;
+  g.upsert(n);
+  for (uint64_t id = 2; id < 60; ++id) {
+    auto c = op.make({"mutate", {1}, 0}, g, rng);
+    if (!c) break;
+    CHECK(op.kernel_template().violated(c->params).empty());
+    CHECK_FALSE(g.has_params(c->params));
+    CHECK(c->candidate.source.find("// a=" + c->params.at("a")) == 0);
+    NodeRecord m = n;
+    m.id = id;
+    m.parents = {1};
+    m.params = c->params;
+    g.upsert(m);
+  }
+}
