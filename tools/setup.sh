@@ -9,6 +9,8 @@ packages=(
   libtomlplusplus-dev libcli11-dev          # problem specs, command line
   libkainjow-mustache-dev                   # kernel templates
   libseccomp-dev                            # candidate runner sandbox
+  librocksdb-dev                            # the search store (storage/ only)
+  libcaf-dev                                # the actor engine (actors/ only)
   catch2                                    # tests
 )
 if [ "$(id -u)" -ne 0 ]; then echo "tools/setup.sh: run as root (it installs Debian packages)" >&2; exit 1; fi

@@ -1,59 +1,92 @@
 #include "backends/cpu/cpu_backend.hpp"
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "backends/cpu/build/compiler.hpp"
 #include "backends/cpu/build/source_scan.hpp"
 
 namespace kevolve::cpu {
 
-CpuBackend::CpuBackend(std::string evaluator) : evaluator_(std::move(evaluator)) {}
+namespace {
 
-EvalResult CpuBackend::evaluate(const ProblemSpec& spec, const Candidate& c, const EvalOptions& o) {
+EvalResult verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d) {
   EvalResult r;
-  r.detectors = o.detectors;
+  r.status = s;
+  r.reason = std::move(reason);
+  r.message = std::move(message);
+  r.detectors = d;
+  return r;
+}
+
+std::string make_private_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kevolve-build-XXXXXX";
+  return mkdtemp(pattern.data()) ? pattern : std::string();
+}
+
+}  // namespace
+
+void remove_build_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
+  BuiltCandidate b;
+  b.entry = c.entry;
   if (c.language != "cpp") {
-    r.status = EvalStatus::harness_error;
-    r.reason = "language";
-    r.message = "the CPU backend builds C++ candidates; this one is '" + c.language + "'";
-    return r;
+    b.verdict = verdict(EvalStatus::harness_error, "language",
+                        "the CPU backend builds C++ candidates; this one is '" + c.language + "'", o.detectors);
+    return b;
   }
   if (o.detectors.on(Detector::isolation))
     if (auto f = scan_source(c.source)) {
-      r.status = EvalStatus::rejected;
-      r.reason = "isolation";
-      r.message = "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")";
-      return r;
+      b.verdict = verdict(EvalStatus::rejected, "isolation",
+                          "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
+                          o.detectors);
+      return b;
     }
-  PrivateDir dir;
-  if (!dir.ok()) {
-    r.status = EvalStatus::harness_error;
-    r.reason = "build";
-    r.message = "cannot create a private build folder under $TMPDIR";
-    return r;
+  b.dir = make_private_dir();
+  if (b.dir.empty()) {
+    b.verdict = verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR", o.detectors);
+    return b;
   }
-  BuildResult b = compile_cpu(c, dir.path());
-  r.compile_log = b.log;
-  if (!b.ok) {
-    r.status = EvalStatus::compile_error;
-    r.reason = "compiler";
-    const auto first = b.log.find("error");
-    r.message = first == std::string::npos ? b.log.substr(0, 400) : b.log.substr(first, 400);
-    return r;
+  b.build = compile_cpu(c, b.dir);
+  if (!b.build.ok) {
+    const auto first = b.build.log.find("error");
+    EvalResult r = verdict(EvalStatus::compile_error, "compiler",
+                           first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400), o.detectors);
+    r.compile_log = b.build.log;
+    b.verdict = r;
   }
+  return b;
+}
+
+CpuBackend::CpuBackend(std::string evaluator) : evaluator_(std::move(evaluator)) {}
+
+EvalResult CpuBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
+  if (b.verdict) return *b.verdict;
   if (!started_) {
     std::string err;
-    if (!worker_.start(evaluator_, err)) {
-      r.status = EvalStatus::harness_error;
-      r.reason = "worker";
-      r.message = err;
-      return r;
-    }
+    if (!worker_.start(evaluator_, err)) return verdict(EvalStatus::harness_error, "worker", err, o.detectors);
     started_ = true;
   }
-  EvalRequest q{spec, b.artifact, c.entry, o};
-  EvalResult e = worker_.evaluate(q);
-  if (e.status == EvalStatus::harness_error && e.reason == "worker") started_ = false;  // restart next time
-  e.compile_log = b.log;
+  EvalResult e = worker_.evaluate(EvalRequest{spec, b.build.artifact, b.entry, o});
+  if (e.status == EvalStatus::harness_error && e.reason == "worker") {  // the worker died: restart next time
+    worker_.stop();
+    started_ = false;
+  }
+  e.compile_log = b.build.log;
   return e;
+}
+
+EvalResult CpuBackend::evaluate_source(const ProblemSpec& spec, const Candidate& c, const EvalOptions& o) {
+  BuiltCandidate b = build(c, o);
+  EvalResult r = evaluate(spec, b, o);
+  remove_build_dir(b.dir);
+  return r;
 }
 
 }  // namespace kevolve::cpu

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "runtime/json.hpp"
+#include "runtime/cli/problem_lookup.hpp"
 #include "runtime/problem_loader.hpp"
 
 namespace kevolve::cli {
@@ -66,17 +67,8 @@ void print_json(const ProblemSpec& p, const EvalResult& r) {
 }
 
 int run_eval(const EvalArgs& a) {
-  std::string spec_path = a.problem;
-  if (!(spec_path.size() > 5 && spec_path.substr(spec_path.size() - 5) == ".toml")) {
-    if (std::filesystem::is_directory(a.problem)) spec_path = a.problem + "/problem.toml";
-    else {
-      auto found = find_problem(a.problem, a.roots.empty() ? default_problem_roots() : a.roots);
-      if (!found) { std::cerr << "kevolve eval: " << found.error() << "\n"; return 2; }
-      spec_path = *found;
-    }
-  }
-  auto spec = load_problem(spec_path);
-  if (!spec) { std::cerr << "kevolve eval: bad problem spec: " << spec.error() << "\n"; return 2; }
+  auto spec = resolve_problem(a.problem, a.roots);
+  if (!spec) { std::cerr << "kevolve eval: " << spec.error() << "\n"; return 2; }
   std::ifstream in(a.candidate);
   if (!in) { std::cerr << "kevolve eval: cannot read candidate file '" << a.candidate << "'\n"; return 2; }
   std::stringstream src;
@@ -97,7 +89,7 @@ int run_eval(const EvalArgs& a) {
     o.detectors.set(d, false);
   }
   cpu::CpuBackend backend;
-  const EvalResult r = backend.evaluate(*spec, c, o);
+  const EvalResult r = backend.evaluate_source(*spec, c, o);
   if (a.json) print_json(*spec, r);
   else print_human(*spec, r);
   return r.status == EvalStatus::harness_error ? 3 : 0;

@@ -4,6 +4,7 @@
 
 #include "runtime/cli/eval_command.hpp"
 #include "runtime/cli/problems_command.hpp"
+#include "runtime/cli/run_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"kevolve: evolves fast, provably correct compute kernels, checked against PyTorch references"};
@@ -11,6 +12,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   kevolve::cli::add_eval_command(app, exit_code);
   kevolve::cli::add_problems_command(app, exit_code);
+  kevolve::cli::add_run_command(app, exit_code);
+  kevolve::cli::add_report_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

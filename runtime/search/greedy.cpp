@@ -1,24 +1,33 @@
 #include "runtime/search/greedy.hpp"
 
-#include <algorithm>
-
 namespace kevolve {
+
+void GreedyStrategy::init(const SearchGraph& g) {
+  open_.clear();
+  for (auto& [id, node] : g.nodes()) observe(g, node);
+}
+
+void GreedyStrategy::observe(const SearchGraph& g, const NodeRecord& node) {
+  if (node.correct() && g.children(node.id).size() < static_cast<size_t>(c_.max_children))
+    open_.insert({-node.fitness, node.id});
+}
 
 std::vector<Proposal> GreedyStrategy::propose(const SearchGraph& g, size_t n, Rng&) {
   if (g.size() == 0) return {{"seed", {}, 0}};
-  std::vector<const NodeRecord*> ranked;
-  for (auto& [id, node] : g.nodes())
-    if (node.correct()) ranked.push_back(&node);
-  std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) {
-    return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id;
-  });
   std::vector<Proposal> out;
-  for (auto* node : ranked) {
-    const int used = static_cast<int>(g.children(node->id).size());
-    for (int k = used; k < c_.max_children && out.size() < n; ++k) out.push_back({"mutate", {node->id}, 0});
-    if (out.size() >= n) break;
+  for (auto it = open_.begin(); it != open_.end() && out.size() < n;) {
+    const uint64_t id = it->second;
+    const size_t used = g.children(id).size();
+    if (used >= static_cast<size_t>(c_.max_children)) {  // full: it never gets more children
+      it = open_.erase(it);
+      continue;
+    }
+    // Children still at the operator are not in the graph yet, so a node may get a few more than
+    // max_children when proposals overlap; the cap is approximate by that much.
+    for (size_t k = used; k < static_cast<size_t>(c_.max_children) && out.size() < n; ++k) out.push_back({"mutate", {id}, 0});
+    ++it;
   }
-  if (out.empty() && ranked.empty()) return repair_proposals(g, c_, n);
+  if (out.empty() && g.best() == std::nullopt) return repair_proposals(g, c_, n);
   return out;
 }
 

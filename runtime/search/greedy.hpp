@@ -1,5 +1,9 @@
-// Greedy best-first: expand the best correct node until it has max_children children, then the next best.
+// Greedy best-first: expand the best correct node until it has max_children children, then the next
+// best. Keeps the correct nodes with room for children ordered by fitness, updated on observe(), so a
+// proposal costs O(log n) even in a search of 100,000 nodes.
 #pragma once
+#include <set>
+
 #include "runtime/search/strategy.hpp"
 
 namespace kevolve {
@@ -8,10 +12,13 @@ class GreedyStrategy : public Strategy {
  public:
   explicit GreedyStrategy(StrategyConfig c) : c_(std::move(c)) {}
   std::string name() const override { return "greedy"; }
+  void init(const SearchGraph& g) override;
   std::vector<Proposal> propose(const SearchGraph& g, size_t n, Rng& rng) override;
+  void observe(const SearchGraph& g, const NodeRecord& node) override;
 
  private:
   StrategyConfig c_;
+  std::set<std::pair<double, uint64_t>> open_;  // (-fitness, id) of correct nodes that may get children
 };
 
 }  // namespace kevolve

@@ -17,21 +17,6 @@ namespace {
 #include "kevolve_kernel_header.inc"  // kKernelHeader: backends/kevolve_kernel.h, embedded at build time
 }
 
-PrivateDir::PrivateDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kevolve-build-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  if (mkdtemp(buf.data())) path_ = buf.data();
-}
-
-PrivateDir::~PrivateDir() {
-  if (!path_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-}
-
 int run_captured(const std::vector<std::string>& argv, double timeout_s, std::string& output) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return -1;

@@ -7,20 +7,6 @@
 
 namespace kevolve::cpu {
 
-// A private folder (mode 0700) under $TMPDIR, removed with everything in it on destruction.
-class PrivateDir {
- public:
-  PrivateDir();
-  ~PrivateDir();
-  PrivateDir(const PrivateDir&) = delete;
-  PrivateDir& operator=(const PrivateDir&) = delete;
-  const std::string& path() const { return path_; }
-  bool ok() const { return !path_.empty(); }
-
- private:
-  std::string path_;
-};
-
 struct CompileOptions {
   std::string compiler = "g++";
   // -march=native: the evaluating machine's instruction set (the build runs where the candidate runs).

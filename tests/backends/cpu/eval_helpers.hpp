@@ -46,7 +46,7 @@ inline EvalResult eval_file(const std::string& spec_rel, const std::string& cand
   Candidate c;
   c.source = read_file(source_path(candidate_rel));
   c.entry = spec->entry;
-  return backend().evaluate(*spec, c, o);
+  return backend().evaluate_source(*spec, c, o);
 }
 
 }  // namespace kevolve::test

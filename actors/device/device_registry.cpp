@@ -1,0 +1,114 @@
+#include "actors/device/device_registry.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <thread>
+#include <unistd.h>
+
+#include "actors/farm/farm.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "runtime/records_codec.hpp"
+
+namespace kevolve {
+
+double null_fitness(const Params& p) {
+  uint64_t h = 1469598103934665603ull;
+  for (auto& [k, v] : p)
+    for (char c : k + "=" + v + ";") h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return 0.5 + static_cast<double>(h % 4000) / 1000.0;
+}
+
+namespace {
+
+struct DeviceState {
+  DeviceSetup setup;
+  std::unique_ptr<cpu::CpuBackend> backend;
+  std::map<std::string, ProblemSpec> specs;
+  int ledger = -1;
+  ~DeviceState() {
+    if (ledger >= 0) close(ledger);
+  }
+  static inline const char* name = "device";
+};
+
+EvalResult null_eval(DeviceState& st, const EvalJob& job) {
+  if (st.setup.null_delay_ms > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(st.setup.null_delay_ms));
+  EvalResult r;
+  r.status = EvalStatus::ok;
+  r.trials = 5;
+  r.reference.median_ms = 1.0;
+  r.speedup = null_fitness(job.params);
+  r.candidate.median_ms = r.reference.median_ms / r.speedup;
+  if (st.ledger >= 0) {
+    const std::string line = job.search + " " + std::to_string(job.node) + "\n";
+    if (write(st.ledger, line.data(), line.size()) < 0) std::perror("kevolve: ledger");
+  }
+  return r;
+}
+
+device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
+  self->state.setup = setup;
+  if (setup.backend == "cpu") self->state.backend = std::make_unique<cpu::CpuBackend>();
+  if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  return {
+      [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
+        std::vector<char> b(blob.begin(), blob.end());
+        wire::Reader r(b);
+        ProblemSpec spec;
+        decode(r, spec);
+        self->state.specs[problem] = std::move(spec);
+      },
+      [self](atoms::eval_atom, const EvalJob& job) -> EvalResult {
+        auto& st = self->state;
+        if (job.backend == "null") return null_eval(st, job);
+        auto it = st.specs.find(job.problem);
+        if (it == st.specs.end() || !st.backend) {
+          EvalResult r;
+          r.status = EvalStatus::harness_error;
+          r.reason = "device";
+          r.message = "this device has no spec for problem '" + job.problem + "' or no " + job.backend + " backend";
+          return r;
+        }
+        cpu::BuiltCandidate b;
+        b.build = job.build.build;
+        b.dir = job.build.dir;
+        b.entry = job.build.entry;
+        return st.backend->evaluate(it->second, b, job.options);
+      },
+  };
+}
+
+struct RegistryState : FarmState<device_actor, atoms::eval_atom, EvalJob, EvalResult> {
+  static inline const char* name = "device-registry";
+};
+
+device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryState> self, DeviceSetup setup) {
+  for (int i = 0; i < setup.devices; ++i) {
+    self->state.workers.push_back(self->spawn<caf::detached + caf::linked>(device, setup));
+    self->state.busy.push_back(0);
+  }
+  return {
+      [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
+        for (auto& w : self->state.workers) self->send(w, atoms::spec_atom::value, problem, blob);
+      },
+      [self](atoms::eval_atom, EvalJob& job) -> caf::typed_response_promise<EvalResult> {
+        auto rp = self->make_response_promise<EvalResult>();
+        self->state.queue.emplace_back(std::move(job), rp);
+        self->state.peak_queue = std::max(self->state.peak_queue, self->state.queue.size());
+        farm_dispatch<std::remove_pointer_t<decltype(self)>, RegistryState, atoms::eval_atom, EvalJob, EvalResult>(self, self->state);
+        return rp;
+      },
+  };
+}
+
+}  // namespace
+
+device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup) {
+  return sys.spawn(registry, setup);
+}
+
+}  // namespace kevolve

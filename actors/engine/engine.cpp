@@ -1,0 +1,106 @@
+#include "actors/engine/engine.hpp"
+
+#include <thread>
+
+#include "actors/build/build_farm.hpp"
+#include "actors/device/device_registry.hpp"
+#include "actors/operator/operator_actor.hpp"
+#include "actors/search/search_actor.hpp"
+#include "actors/store/store_actor.hpp"
+#include "runtime/records_codec.hpp"
+
+namespace kevolve {
+
+Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& spec, std::shared_ptr<Operator> op,
+                                  const EngineOptions& options) {
+  using R = Expected<SearchStatus>;
+  auto opened = Store::open(config.store);
+  if (!opened) return R::failure(opened.error());
+  std::shared_ptr<Store> store = std::move(*opened);
+
+  SearchSetup setup;
+  setup.config = config;
+  setup.spec = spec;
+  if (auto existing = store->search(config.search_id)) {
+    if (existing->problem != spec.name)
+      return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" + existing->problem +
+                        "', not '" + spec.name + "' (choose another [search] id or store)");
+    setup.record = *existing;
+    setup.nodes = store->nodes(config.search_id);
+    for (auto& n : setup.nodes)
+      if (!n.scored()) {
+        auto src = store->artifact(config.search_id, n.id, "source");
+        Candidate c;
+        c.source = src ? *src : std::string();
+        c.entry = spec.entry;
+        c.parameters = n.params;
+        c.provenance = "resumed";
+        setup.unfinished[n.id] = c;
+      }
+  } else {
+    setup.record.id = config.search_id;
+    setup.record.problem = spec.name;
+    setup.record.strategy = config.strategy.name;
+    setup.record.config_text = config.text;
+  }
+  if (setup.record.finished) {  // nothing to do: report what is stored
+    SearchStatus s;
+    s.search = config.search_id;
+    s.finished = true;
+    s.stop_reason = setup.record.stop_reason;
+    for (auto& n : setup.nodes)
+      if (n.scored()) {
+        ++s.evaluated;
+        if (n.correct()) ++s.correct; else ++s.failed;
+        if (n.correct() && n.fitness > s.best_fitness) { s.best_fitness = n.fitness; s.best_node = n.id; }
+      }
+    return s;
+  }
+
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::kevolve>();
+  cfg.set("scheduler.max-threads", static_cast<size_t>(std::max(2u, std::thread::hardware_concurrency())));
+  caf::actor_system sys{cfg};
+
+  const std::string checkpoints = config.store + ".checkpoints";
+  clean_partial_checkpoints(checkpoints);
+  auto store_hdl = spawn_store_actor(sys, store, checkpoints, config.checkpoint_seconds);
+  auto op_hdl = spawn_operator_actor(sys, std::move(op));
+  const int build_workers = config.build_workers > 0 ? config.build_workers
+                                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto builds = spawn_build_farm(sys, build_workers);
+  auto devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger});
+  wire::Writer w;
+  encode(w, spec);
+  caf::anon_send(devices, atoms::spec_atom::value, config.problem, std::string(w.bytes().begin(), w.bytes().end()));
+  setup.store = store_hdl;
+  setup.op = op_hdl;
+  setup.builds = builds;
+  setup.devices = devices;
+  auto search = spawn_search_actor(sys, std::move(setup));
+
+  SearchStatus last;
+  bool interrupted = false;
+  {
+    caf::scoped_actor self{sys};
+    for (;;) {
+      self->request(search, std::chrono::seconds(10), atoms::status_atom::value)
+          .receive([&](SearchStatus s) { last = std::move(s); }, [&](caf::error&) {});
+      if (options.progress) options.progress(last);
+      if (last.finished) break;
+      if (options.interrupted && options.interrupted->load()) { interrupted = true; break; }
+      for (int i = 0; i < 5 && !(options.interrupted && options.interrupted->load()); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    // Shut down: the store actor flushes what it holds when it exits.
+    for (auto h : {caf::actor_cast<caf::actor>(search), caf::actor_cast<caf::actor>(op_hdl), caf::actor_cast<caf::actor>(builds),
+                   caf::actor_cast<caf::actor>(devices)})
+      self->send_exit(h, caf::exit_reason::user_shutdown);
+    self->send_exit(store_hdl, caf::exit_reason::user_shutdown);
+  }
+  sys.await_all_actors_done();
+  if (interrupted) return R::failure("interrupted; run the same command again to resume the search");
+  return last;
+}
+
+}  // namespace kevolve

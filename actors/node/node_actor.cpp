@@ -1,0 +1,88 @@
+#include "actors/node/node_actor.hpp"
+
+#include "backends/cpu/cpu_backend.hpp"
+
+namespace kevolve {
+namespace {
+
+struct NodeActorState {
+  NodeTask task;
+  search_actor search;
+  build_actor builds;
+  device_actor devices;
+  static inline const char* name = "node";
+};
+
+using Self = node_actor::stateful_pointer<NodeActorState>;
+
+void report(Self self, EvalResult r) {
+  auto& n = self->state.task.node;
+  n.state = NodeState::scored;
+  n.status = r.status;
+  n.reason = r.reason;
+  n.message = r.message;
+  n.fitness = r.status == EvalStatus::ok ? r.speedup : 0.0;
+  n.candidate_ms = r.candidate.median_ms;
+  n.reference_ms = r.reference.median_ms;
+  self->send(self->state.search, atoms::scored_atom::value, n, std::move(r));
+  self->quit();
+}
+
+EvalResult harness_failure(const std::string& where, const caf::error& e, Self self) {
+  EvalResult r;
+  r.status = EvalStatus::harness_error;
+  r.reason = where;
+  r.message = where + " failed: " + self->system().render(e);
+  return r;
+}
+
+void evaluate(Self self, BuildOutcome built) {
+  auto& t = self->state.task;
+  t.node.state = NodeState::queued;
+  self->send(self->state.search, atoms::state_atom::value, t.node);
+  EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options};
+  self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
+      .then(
+          [self, dir = built.dir](EvalResult r) {
+            cpu::remove_build_dir(dir);
+            self->state.task.node.state = NodeState::evaluated;
+            report(self, std::move(r));
+          },
+          [self, dir = built.dir](caf::error& e) {
+            cpu::remove_build_dir(dir);
+            report(self, harness_failure("device", e, self));
+          });
+}
+
+node_actor::behavior_type node(Self self, search_actor search, build_actor builds, device_actor devices, NodeTask task) {
+  self->state.task = std::move(task);
+  self->state.search = std::move(search);
+  self->state.builds = std::move(builds);
+  self->state.devices = std::move(devices);
+  return {
+      [self](atoms::start_atom) {
+        auto& t = self->state.task;
+        BuildJob job{t.backend, t.candidate, t.options};
+        self->request(self->state.builds, caf::infinite, atoms::build_atom::value, std::move(job))
+            .then(
+                [self](BuildOutcome o) {
+                  if (o.decided) return report(self, std::move(o.verdict));
+                  self->state.task.node.state = NodeState::built;
+                  self->send(self->state.search, atoms::state_atom::value, self->state.task.node);
+                  evaluate(self, std::move(o));
+                },
+                [self](caf::error& e) { report(self, harness_failure("build", e, self)); });
+      },
+  };
+}
+
+}  // namespace
+
+node_actor spawn_node_actor(caf::actor_system& sys, search_actor search, build_actor builds, device_actor devices,
+                            NodeTask task) {
+  auto n = sys.spawn(node, std::move(search), std::move(builds), std::move(devices), std::move(task));
+  caf::anon_send(n, atoms::start_atom::value);
+  return n;
+}
+
+}  // namespace kevolve

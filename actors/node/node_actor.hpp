@@ -1,0 +1,28 @@
+// Spawns a node actor: the lifecycle of one candidate in flight.
+//
+//   proposed ──build──► built ──enqueue──► queued ──device──► evaluated ──► scored ──► (reported, quits)
+//      │                                                                      ▲
+//      └── build decided (compile_error, rejected by the source scan) ────────┘
+//
+// Every step after "proposed" is reported to the search with one-way messages (state, then scored), so
+// the search never holds thousands of outstanding requests. A failure of the farm or the device (an
+// actor error) is reported as harness_error rather than lost.
+#pragma once
+#include "actors/protocol/build.hpp"
+#include "actors/protocol/device.hpp"
+#include "actors/protocol/node.hpp"
+#include "actors/protocol/search.hpp"
+
+namespace kevolve {
+
+struct NodeTask {
+  std::string search, problem, backend;
+  NodeRecord node;
+  Candidate candidate;
+  EvalOptions options;
+};
+
+node_actor spawn_node_actor(caf::actor_system& sys, search_actor search, build_actor builds, device_actor devices,
+                            NodeTask task);
+
+}  // namespace kevolve

@@ -1,0 +1,71 @@
+// Message structs that travel between actors (and, later, between nodes of a cluster). Records from
+// runtime/ and storage/ are reused as they are; what is here only bundles them per request.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/records/candidate.hpp"
+#include "runtime/records/eval_request.hpp"
+#include "runtime/records/node.hpp"
+#include "runtime/search/strategy.hpp"
+#include "storage/store.hpp"
+
+namespace kevolve {
+
+// search -> operator: make one child.
+struct MakeRequest {
+  std::string search;
+  Proposal proposal;
+  std::vector<NodeRecord> parents;
+  std::vector<NodeRecord> known;  // nodes created since the previous request of this search (so the
+                                  // operator can avoid re-proposing a kernel the search already has)
+  uint64_t seed = 0;  // the operator's randomness for this child, drawn from the search's RNG
+};
+
+// operator -> search.
+struct MakeReply {
+  bool ok = false;
+  std::string error;
+  Params params;
+  Candidate candidate;
+};
+
+// node -> build farm: compile one candidate for a backend.
+struct BuildJob {
+  std::string backend;  // cpu | null
+  Candidate candidate;
+  EvalOptions options;
+};
+
+// build farm -> node. When `decided`, `verdict` is final (compile_error, rejected) and no device is needed.
+struct BuildOutcome {
+  bool decided = false;
+  EvalResult verdict;
+  BuildResult build;
+  std::string dir;    // private build folder (removed by the node once evaluated)
+  std::string entry;
+};
+
+// node -> device registry -> device.
+struct EvalJob {
+  std::string search;
+  uint64_t node = 0;
+  std::string backend;
+  std::string problem;  // problem name; devices get the spec from the search's registration
+  Params params;        // the node's parameters (for logs, and the null backend's synthetic fitness)
+  BuildOutcome build;
+  EvalOptions options;
+};
+
+// search -> whoever asks: where the search stands.
+struct SearchStatus {
+  std::string search;
+  int64_t evaluated = 0, in_flight = 0, correct = 0, failed = 0;
+  uint64_t best_node = 0;
+  double best_fitness = 0;
+  double rate = 0;  // evaluations per second since start
+  bool finished = false;
+  std::string stop_reason;
+};
+
+}  // namespace kevolve

@@ -1,0 +1,106 @@
+// The project-wide CAF type-ID block: every message type and atom of kevolve, with its `inspect`.
+// Registered once in the actor-system config (actors/engine/engine.cpp); a type missing here fails
+// at run time when it crosses a network, so every message struct must be listed.
+#pragma once
+#include <caf/all.hpp>
+
+#include "actors/protocol/messages.hpp"
+
+namespace kevolve {
+
+template <class F> typename F::result_type inspect(F& f, Proposal& x) {
+  return f(caf::meta::type_name("Proposal"), x.op, x.parents, x.island);
+}
+template <class F> typename F::result_type inspect(F& f, NodeRecord& x) {
+  return f(caf::meta::type_name("NodeRecord"), x.id, x.parents, x.op, x.params, x.island, x.state, x.status, x.reason,
+           x.message, x.fitness, x.candidate_ms, x.reference_ms);
+}
+template <class F> typename F::result_type inspect(F& f, SearchRecord& x) {
+  return f(caf::meta::type_name("SearchRecord"), x.id, x.problem, x.strategy, x.config_text, x.next_node, x.rng_state,
+           x.finished, x.stop_reason);
+}
+template <class F> typename F::result_type inspect(F& f, Candidate& x) {
+  return f(caf::meta::type_name("Candidate"), x.language, x.source, x.entry, x.parameters, x.provenance);
+}
+template <class F> typename F::result_type inspect(F& f, BuildResult& x) {
+  return f(caf::meta::type_name("BuildResult"), x.ok, x.artifact, x.log, x.seconds);
+}
+template <class F> typename F::result_type inspect(F& f, Timing& x) {
+  return f(caf::meta::type_name("Timing"), x.median_ms, x.p10_ms, x.p90_ms, x.samples, x.threads);
+}
+template <class F> typename F::result_type inspect(F& f, DetectorSet& x) {
+  return f(caf::meta::type_name("DetectorSet"), x.bits);
+}
+template <class F> typename F::result_type inspect(F& f, EvalResult& x) {
+  return f(caf::meta::type_name("EvalResult"), x.status, x.reason, x.message, x.where, x.max_abs_err, x.max_rel_err,
+           x.trials, x.shapes, x.reference, x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log,
+           x.runner_log, x.detectors);
+}
+template <class F> typename F::result_type inspect(F& f, EvalOptions& x) {
+  return f(caf::meta::type_name("EvalOptions"), x.threads, x.trials, x.warmup, x.min_reps, x.max_reps, x.min_time_s,
+           x.call_timeout_s, x.memory_limit_mb, x.cpu_limit_s, x.seed, x.rotate_bytes, x.detectors);
+}
+template <class F> typename F::result_type inspect(F& f, Artifact& x) {
+  return f(caf::meta::type_name("Artifact"), x.node, x.kind, x.text);
+}
+template <class F> typename F::result_type inspect(F& f, NodeEntry& x) {
+  return f(caf::meta::type_name("NodeEntry"), x.search, x.node);
+}
+template <class F> typename F::result_type inspect(F& f, ArtifactEntry& x) {
+  return f(caf::meta::type_name("ArtifactEntry"), x.search, x.artifact);
+}
+template <class F> typename F::result_type inspect(F& f, StoreBatch& x) {
+  return f(caf::meta::type_name("StoreBatch"), x.searches, x.nodes, x.artifacts);
+}
+template <class F> typename F::result_type inspect(F& f, MakeRequest& x) {
+  return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed);
+}
+template <class F> typename F::result_type inspect(F& f, MakeReply& x) {
+  return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate);
+}
+template <class F> typename F::result_type inspect(F& f, BuildJob& x) {
+  return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);
+}
+template <class F> typename F::result_type inspect(F& f, BuildOutcome& x) {
+  return f(caf::meta::type_name("BuildOutcome"), x.decided, x.verdict, x.build, x.dir, x.entry);
+}
+template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
+  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options);
+}
+template <class F> typename F::result_type inspect(F& f, SearchStatus& x) {
+  return f(caf::meta::type_name("SearchStatus"), x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node,
+           x.best_fitness, x.rate, x.finished, x.stop_reason);
+}
+
+}  // namespace kevolve
+
+CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::Proposal))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeRecord))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchRecord))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::Candidate))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalResult))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalOptions))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::StoreBatch))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::MakeRequest))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::MakeReply))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildJob))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildOutcome))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalJob))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchStatus))
+  CAF_ADD_TYPE_ID(kevolve, (std::vector<uint64_t>))
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, build_atom, "build")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, eval_atom, "eval")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, write_atom, "write")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, commit_atom, "commit")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, state_atom, "state")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, scored_atom, "scored")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, status_atom, "status")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, run_atom, "run")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, ckpt_atom, "ckpt")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, flush_atom, "flush")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, tick_atom, "tick")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, spec_atom, "spec")
+CAF_END_TYPE_ID_BLOCK(kevolve)

@@ -1,0 +1,266 @@
+#include "actors/search/search_actor.hpp"
+
+#include <chrono>
+
+#include "actors/node/node_actor.hpp"
+#include "runtime/search/termination.hpp"
+
+namespace kevolve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct SearchState {
+  SearchSetup s;
+  SearchGraph graph;
+  std::unique_ptr<Strategy> strategy;
+  Rng rng;
+  Clock::time_point started;
+  double resumed_elapsed = 0;
+  int64_t since_best = 0;
+  double best = 0;
+  int64_t in_flight = 0;          // dispatched to node actors, not yet scored
+  int64_t making = 0;             // proposals at the operator
+  int operator_requests = 0;
+  int make_failures = 0;          // consecutive proposals that gave no new child
+  std::vector<uint64_t> known_unsent;  // node ids the operator has not been told about
+  StoreBatch uncommitted;         // new nodes waiting for the next commit
+  std::vector<NodeTask> uncommitted_tasks;
+  bool committing = false;
+  int64_t committing_tasks = 0;   // nodes in the commit on its way to the store
+  bool stopping = false;
+  bool finished = false;
+  std::string stop_reason;
+  static inline const char* name = "search";
+};
+
+using Self = search_actor::stateful_pointer<SearchState>;
+
+double elapsed(const SearchState& st) {
+  return st.resumed_elapsed + std::chrono::duration<double>(Clock::now() - st.started).count();
+}
+
+SearchStatus status(const SearchState& st) {
+  SearchStatus r;
+  r.search = st.s.record.id;
+  r.evaluated = static_cast<int64_t>(st.graph.scored());
+  r.in_flight = st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
+  for (auto& [id, n] : st.graph.nodes()) {
+    if (!n.scored()) continue;
+    if (n.correct()) ++r.correct; else ++r.failed;
+  }
+  if (auto b = st.graph.best()) { r.best_node = *b; r.best_fitness = st.graph.find(*b)->fitness; }
+  const double t = std::chrono::duration<double>(Clock::now() - st.started).count();
+  r.rate = t > 0 ? static_cast<double>(r.evaluated) / t : 0;
+  r.finished = st.finished;
+  r.stop_reason = st.stop_reason;
+  return r;
+}
+
+void spawn_node(Self self, NodeTask task) {
+  auto& st = self->state;
+  ++st.in_flight;
+  spawn_node_actor(self->system(), caf::actor_cast<search_actor>(self), st.s.builds, st.s.devices, std::move(task));
+}
+
+void maybe_finish(Self self) {
+  auto& st = self->state;
+  if (st.finished || !st.stopping || st.in_flight > 0 || st.making > 0 || st.committing || !st.uncommitted_tasks.empty()) return;
+  st.finished = true;
+  st.s.record.finished = true;
+  st.s.record.stop_reason = st.stop_reason;
+  StoreBatch b;
+  b.searches.push_back(st.s.record);
+  self->send(st.s.store, atoms::write_atom::value, std::move(b));
+}
+
+void stop(Self self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.stopping) {
+    st.stopping = true;
+    st.stop_reason = why;
+  }
+  maybe_finish(self);
+}
+
+void fill(Self self);
+
+// Commits the nodes created since the last commit in one synced batch, then dispatches them.
+void commit(Self self) {
+  auto& st = self->state;
+  if (st.committing || st.uncommitted_tasks.empty()) return;
+  st.committing = true;
+  st.s.record.rng_state = save_rng(st.rng);
+  st.uncommitted.searches.push_back(st.s.record);
+  auto tasks = std::move(st.uncommitted_tasks);
+  st.uncommitted_tasks.clear();
+  st.committing_tasks = static_cast<int64_t>(tasks.size());
+  auto batch = std::move(st.uncommitted);
+  st.uncommitted = StoreBatch{};
+  self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(batch))
+      .then(
+          [self, tasks = std::move(tasks)](bool ok) mutable {
+            auto& st = self->state;
+            st.committing = false;
+            st.committing_tasks = 0;
+            if (!ok) {
+              stop(self, "the store refused a write (see the log); stopping so nothing unrecorded is evaluated");
+              for (auto& t : tasks) st.graph.upsert(t.node);  // stay proposed: a resume will dispatch them
+              maybe_finish(self);
+              return;
+            }
+            for (auto& t : tasks) spawn_node(self, std::move(t));
+            commit(self);
+            fill(self);
+          },
+          [self](caf::error&) {
+            self->state.committing = false;
+            self->state.committing_tasks = 0;
+            stop(self, "the store actor failed");
+          });
+}
+
+void on_children(Self self, const std::vector<Proposal>& props, std::vector<MakeReply>& replies) {
+  auto& st = self->state;
+  st.making -= static_cast<int64_t>(props.size());
+  st.operator_requests -= 1;
+  for (size_t i = 0; i < replies.size() && i < props.size(); ++i) {
+    MakeReply& r = replies[i];
+    if (!r.ok || st.graph.has_params(r.params)) {
+      ++st.make_failures;
+      continue;
+    }
+    st.make_failures = 0;
+    NodeRecord n;
+    n.id = st.s.record.next_node++;
+    n.parents = props[i].parents;
+    n.op = props[i].op;
+    n.island = props[i].island;
+    n.params = r.params;
+    st.graph.upsert(n);
+    st.known_unsent.push_back(n.id);
+    st.uncommitted.nodes.push_back({st.s.record.id, n});
+    st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "source", r.candidate.source}});
+    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate, st.s.config.eval});
+  }
+  if (st.make_failures > 200) stop(self, "the operator cannot propose anything new");
+  commit(self);
+  fill(self);
+}
+
+void fill(Self self) {
+  auto& st = self->state;
+  if (st.stopping) return maybe_finish(self);
+  if (st.operator_requests >= 2) return;
+  const int64_t busy = st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
+  int64_t want = st.s.config.max_in_flight - busy;
+  const int64_t budget_left = st.s.config.budget.max_evaluations - static_cast<int64_t>(st.graph.size()) - st.making;
+  want = std::min(want, budget_left);
+  if (want <= 0) return;
+  auto props = st.strategy->propose(st.graph, static_cast<size_t>(want), st.rng);
+  if (props.empty()) {
+    if (busy == 0) stop(self, st.graph.size() == 0 ? "the strategy proposed nothing" : "the strategy has nothing left to try");
+    return;
+  }
+  std::vector<MakeRequest> batch;
+  std::vector<NodeRecord> known;
+  for (auto id : st.known_unsent) known.push_back(*st.graph.find(id));
+  st.known_unsent.clear();
+  for (auto& p : props) {
+    MakeRequest q;
+    q.search = st.s.record.id;
+    q.proposal = p;
+    for (auto id : p.parents) q.parents.push_back(*st.graph.find(id));
+    q.seed = st.rng();
+    batch.push_back(std::move(q));
+  }
+  batch.front().known = std::move(known);
+  st.making += static_cast<int64_t>(props.size());
+  st.operator_requests += 1;
+  self->request(st.s.op, caf::infinite, atoms::make_atom::value, std::move(batch))
+      .then([self, props](std::vector<MakeReply>& replies) { on_children(self, props, replies); },
+            [self, props](caf::error& e) {
+              auto& st = self->state;
+              st.making -= static_cast<int64_t>(props.size());
+              st.operator_requests -= 1;
+              stop(self, "the operator failed: " + self->system().render(e));
+            });
+}
+
+void on_scored(Self self, NodeRecord& n, EvalResult& r) {
+  auto& st = self->state;
+  --st.in_flight;
+  st.graph.upsert(n);
+  st.strategy->observe(st.graph, n);
+  if (n.correct() && n.fitness > st.best) {
+    st.best = n.fitness;
+    st.since_best = 0;
+  } else {
+    ++st.since_best;
+  }
+  StoreBatch b;
+  b.nodes.push_back({st.s.record.id, n});
+  const std::string id = st.s.record.id;
+  b.artifacts.push_back({id, {n.id, "report", r.message + (r.where.empty() ? "" : "\nwhere: " + r.where)}});
+  if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
+  if (!r.runner_log.empty()) b.artifacts.push_back({id, {n.id, "runner_log", r.runner_log}});
+  self->send(st.s.store, atoms::write_atom::value, std::move(b));
+  if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
+  fill(self);
+  maybe_finish(self);
+}
+
+search_actor::behavior_type search(Self self, SearchSetup setup) {
+  auto& st = self->state;
+  st.s = std::move(setup);
+  st.started = Clock::now();
+  auto strategy = make_strategy(st.s.config.strategy);
+  st.strategy = std::move(*strategy);  // validated when the config was loaded
+  st.rng.seed(st.s.config.seed);
+  if (!st.s.record.rng_state.empty()) load_rng(st.rng, st.s.record.rng_state);
+  for (auto& n : st.s.nodes) {
+    st.graph.upsert(n);
+    st.known_unsent.push_back(n.id);
+  }
+  st.strategy->init(st.graph);
+  for (auto& [id, n] : st.graph.nodes())
+    if (n.correct() && n.fitness > st.best) st.best = n.fitness;
+  return {
+      [self](atoms::start_atom) {
+        auto& st = self->state;
+        // Resume: every stored node that was never scored is dispatched again, from its stored source.
+        for (auto& [id, c] : st.s.unfinished) {
+          const NodeRecord* n = st.graph.find(id);
+          if (!n || n->scored()) continue;
+          NodeRecord fresh = *n;
+          fresh.state = NodeState::proposed;
+          spawn_node(self, {st.s.record.id, st.s.config.problem, st.s.config.backend, fresh, c, st.s.config.eval});
+        }
+        st.s.unfinished.clear();
+        if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
+        self->delayed_send(self, std::chrono::milliseconds(250), atoms::tick_atom::value);
+        fill(self);
+      },
+      [self](atoms::state_atom, NodeRecord& n) {
+        if (const NodeRecord* cur = self->state.graph.find(n.id); cur && !cur->scored()) self->state.graph.upsert(n);
+      },
+      [self](atoms::scored_atom, NodeRecord& n, EvalResult& r) { on_scored(self, n, r); },
+      [self](atoms::status_atom) { return status(self->state); },
+      [self](atoms::tick_atom) {
+        auto& st = self->state;
+        if (st.finished) return;
+        if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
+        self->delayed_send(self, std::chrono::milliseconds(250), atoms::tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+search_actor spawn_search_actor(caf::actor_system& sys, SearchSetup setup) {
+  auto s = sys.spawn(search, std::move(setup));
+  caf::anon_send(s, atoms::start_atom::value);
+  return s;
+}
+
+}  // namespace kevolve

@@ -1,0 +1,35 @@
+// Spawns the search actor: one per search. It owns the graph and the strategy, asks the operator for
+// children, makes every new node durable in the store before spawning its node actor, records every
+// verdict, and stops on the budget (evaluations, seconds, no improvement, target speedup).
+//
+//   start ─► resume in-flight nodes ─► fill: propose → operator → commit → spawn node actors
+//   scored ─► graph + store + strategy.observe ─► stop? ─► fill
+//   finished when stopping (or the strategy has nothing left) and nothing is in flight
+#pragma once
+#include <map>
+
+#include "actors/protocol/build.hpp"
+#include "actors/protocol/device.hpp"
+#include "actors/protocol/operator.hpp"
+#include "actors/protocol/search.hpp"
+#include "actors/protocol/store.hpp"
+#include "runtime/records/problem.hpp"
+#include "runtime/run_config.hpp"
+
+namespace kevolve {
+
+struct SearchSetup {
+  RunConfig config;
+  ProblemSpec spec;
+  SearchRecord record;                        // new, or as stored (resume)
+  std::vector<NodeRecord> nodes;              // as stored (resume)
+  std::map<uint64_t, Candidate> unfinished;   // sources of stored nodes that were never scored
+  store_actor store;
+  operator_actor op;
+  build_actor builds;
+  device_actor devices;
+};
+
+search_actor spawn_search_actor(caf::actor_system& sys, SearchSetup setup);
+
+}  // namespace kevolve

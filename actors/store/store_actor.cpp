@@ -1,0 +1,124 @@
+#include "actors/store/store_actor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+namespace kevolve {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct StoreState {
+  std::shared_ptr<Store> store;
+  StoreBatch pending;
+  std::vector<caf::typed_response_promise<bool>> waiting;
+  bool flush_scheduled = false;
+  std::string checkpoint_dir;
+  double checkpoint_seconds = 0;
+  static inline const char* name = "store";
+};
+
+size_t entries(const StoreBatch& b) { return b.searches.size() + b.nodes.size() + b.artifacts.size(); }
+
+void flush(store_actor::stateful_pointer<StoreState> self) {
+  auto& st = self->state;
+  st.flush_scheduled = false;
+  if (st.pending.empty()) return;
+  auto ok = st.store->write(st.pending);
+  if (!ok) std::cerr << "kevolve: " << ok.error() << "\n";
+  for (auto& rp : st.waiting) rp.deliver(static_cast<bool>(ok));
+  st.waiting.clear();
+  st.pending = StoreBatch{};
+}
+
+void schedule(store_actor::stateful_pointer<StoreState> self) {
+  if (entries(self->state.pending) >= 256) return flush(self);
+  if (!self->state.flush_scheduled) {
+    self->state.flush_scheduled = true;
+    self->delayed_send(self, std::chrono::milliseconds(2), atoms::flush_atom::value);
+  }
+}
+
+std::string take_checkpoint(store_actor::stateful_pointer<StoreState> self, const std::string& dir) {
+  flush(self);
+  const std::string partial = dir + ".partial";
+  // Testing aid: KEVOLVE_CHECKPOINT_DELAY_MS stretches a checkpoint so crash tests can kill mid-way.
+  if (const char* d = std::getenv("KEVOLVE_CHECKPOINT_DELAY_MS")) {
+    std::error_code ec;
+    fs::create_directories(fs::path(partial).parent_path(), ec);
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
+  }
+  auto ok = self->state.store->checkpoint(partial);
+  if (!ok) return "error: " + ok.error();
+  std::error_code ec;
+  fs::rename(partial, dir, ec);
+  if (ec) return "error: renaming " + partial + ": " + ec.message();
+  return dir;
+}
+
+store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreState> self, std::shared_ptr<Store> store,
+                                          std::string checkpoint_dir, double checkpoint_seconds) {
+  self->state.store = std::move(store);
+  self->state.checkpoint_dir = std::move(checkpoint_dir);
+  self->state.checkpoint_seconds = checkpoint_seconds;
+  if (checkpoint_seconds > 0)
+    self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(checkpoint_seconds * 1000)), atoms::tick_atom::value);
+  self->set_exit_handler([self](const caf::exit_msg& m) {  // flush what is pending, then go
+    flush(self);
+    self->quit(m.reason);
+  });
+  return {
+      [self](atoms::write_atom, StoreBatch& b) {
+        self->state.pending.append(b);
+        schedule(self);
+      },
+      [self](atoms::commit_atom, StoreBatch& b) -> caf::typed_response_promise<bool> {
+        auto rp = self->make_response_promise<bool>();
+        self->state.pending.append(b);
+        self->state.waiting.push_back(rp);
+        schedule(self);
+        return rp;
+      },
+      [self](atoms::flush_atom) { flush(self); },
+      [self](atoms::ckpt_atom, std::string& dir) -> std::string { return take_checkpoint(self, dir); },
+      [self](atoms::tick_atom) {
+        auto& st = self->state;
+        const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+        const std::string dir = st.checkpoint_dir + "/" + std::to_string(stamp);
+        std::error_code ec;
+        fs::create_directories(st.checkpoint_dir, ec);
+        auto made = take_checkpoint(self, dir);
+        if (made.rfind("error:", 0) == 0) std::cerr << "kevolve: checkpoint " << made << "\n";
+        std::vector<fs::path> kept;  // keep the two newest complete checkpoints (names are timestamps)
+        for (auto& e : fs::directory_iterator(st.checkpoint_dir, ec))
+          if (e.path().extension().empty()) kept.push_back(e.path());
+        std::sort(kept.begin(), kept.end());
+        for (size_t i = 0; i + 2 < kept.size(); ++i) fs::remove_all(kept[i], ec);
+        self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(st.checkpoint_seconds * 1000)), atoms::tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+void clean_partial_checkpoints(const std::string& checkpoint_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(checkpoint_dir, ec)) return;
+  for (auto& e : fs::directory_iterator(checkpoint_dir, ec)) {
+    const std::string n = e.path().filename().string();
+    auto ends = [&](const std::string& s) { return n.size() > s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    if (ends(".tmp") || ends(".partial")) fs::remove_all(e.path(), ec);
+  }
+}
+
+store_actor spawn_store_actor(caf::actor_system& sys, std::shared_ptr<Store> store, std::string checkpoint_dir,
+                              double checkpoint_seconds) {
+  return sys.spawn<caf::detached>(store_behavior, std::move(store), std::move(checkpoint_dir), checkpoint_seconds);
+}
+
+}  // namespace kevolve

@@ -1,0 +1,125 @@
+#include "runtime/cli/run_command.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "actors/engine/engine.hpp"
+#include "knowledge/template_library.hpp"
+#include "runtime/cli/problem_lookup.hpp"
+#include "runtime/cli/report_writer.hpp"
+#include "runtime/operators/null_operator.hpp"
+#include "runtime/operators/template_operator.hpp"
+#include "runtime/run_config.hpp"
+
+namespace kevolve::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+void on_signal(int) { g_interrupted = true; }
+
+EvalOptions retime_options(const RunConfig& c) {
+  EvalOptions o = c.eval;
+  o.min_time_s = c.retime_min_time;
+  o.min_reps = std::max(o.min_reps, 50);
+  o.max_reps = std::max(o.max_reps, 5000);
+  return o;
+}
+
+int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) {
+  std::cerr << "kevolve: re-timing the best " << c.retime_top << " candidates and writing the report to " << out << "\n";
+  auto r = write_report({c.store, c.search_id, out, spec, c.backend, c.backend == "cpu" ? c.retime_top : 0, retime_options(c)});
+  if (!r) { std::cerr << "kevolve: report: " << r.error() << "\n"; return 1; }
+  std::cout << "search " << c.search_id << ": " << r->evaluated << " evaluated, " << r->correct << " correct, " << r->failed
+            << " failed\n";
+  if (r->best_node && c.backend == "null")
+    std::cout << "best: node " << r->best_node << ", synthetic fitness " << r->best_speedup << " (null backend: nothing was run)\n";
+  else if (r->best_node)
+    std::cout << "best: node " << r->best_node << ", " << r->best_speedup << "x over libtorch (re-timed; " << r->search_speedup
+              << "x during the search)\n";
+  else
+    std::cout << "no correct kernel was found\n";
+  std::cout << "report: " << out << "/report.json, " << out << "/report.html, " << out << "/best/\n";
+  return 0;
+}
+
+int run(const std::string& config_path, std::string out, const std::string& store_override) {
+  auto cfg = load_run_config(config_path);
+  if (!cfg) { std::cerr << "kevolve run: " << cfg.error() << "\n"; return 2; }
+  RunConfig c = *cfg;
+  if (!store_override.empty()) c.store = store_override;
+  auto spec = resolve_problem(c.problem, {});
+  if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
+  std::shared_ptr<Operator> op;
+  if (c.op == "null") {
+    op = std::make_shared<NullOperator>();
+  } else {
+    auto t = find_template("cpu", spec->name, default_knowledge_roots());
+    if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
+    op = std::make_shared<TemplateOperator>(*t);
+  }
+  if (out.empty()) out = "kevolve-out/" + c.search_id;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const bool tty = isatty(2);
+  auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  EngineOptions eo;
+  eo.interrupted = &g_interrupted;
+  eo.progress = [&](const SearchStatus& s) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!tty && now - last_print < std::chrono::seconds(5) && !s.finished) return;
+    last_print = now;
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: evaluated %lld (correct %lld, failed %lld) | in flight %lld | best %.3fx (node %llu) | %.2f/s",
+                  s.search.c_str(), static_cast<long long>(s.evaluated), static_cast<long long>(s.correct),
+                  static_cast<long long>(s.failed), static_cast<long long>(s.in_flight), s.best_fitness,
+                  static_cast<unsigned long long>(s.best_node), s.rate);
+    std::cerr << (tty ? "\r\033[K" : "") << line << (tty ? "" : "\n") << std::flush;
+  };
+  std::cerr << "kevolve: search " << c.search_id << " on " << spec->name << " (" << c.strategy.name << ", " << c.backend
+            << " backend), store " << c.store << "\n";
+  auto status = run_search(c, *spec, op, eo);
+  if (tty) std::cerr << "\n";
+  if (!status) { std::cerr << "kevolve run: " << status.error() << "\n"; return g_interrupted ? 130 : 1; }
+  std::cerr << "kevolve: finished: " << status->stop_reason << "\n";
+  return report(c, *spec, out);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("run", "Run (or resume) a kernel search described by a TOML config");
+  auto config = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto store = std::make_shared<std::string>();
+  cmd->add_option("config", *config, "Search config (see configs/quickstart.toml)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
+  cmd->add_option("--store", *store, "Store folder (overrides [store] path)");
+  cmd->footer("Interrupted or killed, the same command resumes the search from its store: scored candidates are kept, "
+              "candidates in flight are evaluated again.");
+  cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store); });
+}
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("report", "Write the report of a stored search (works while the search runs)");
+  auto config = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto store = std::make_shared<std::string>();
+  cmd->add_option("config", *config, "The search's config")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
+  cmd->add_option("--store", *store, "Store folder (overrides [store] path)");
+  cmd->callback([=, &exit_code] {
+    auto cfg = load_run_config(*config);
+    if (!cfg) { std::cerr << "kevolve report: " << cfg.error() << "\n"; exit_code = 2; return; }
+    RunConfig c = *cfg;
+    if (!store->empty()) c.store = *store;
+    auto spec = resolve_problem(c.problem, {});
+    if (!spec) { std::cerr << "kevolve report: " << spec.error() << "\n"; exit_code = 2; return; }
+    exit_code = report(c, *spec, out->empty() ? "kevolve-out/" + c.search_id : *out);
+  });
+}
+
+}  // namespace kevolve::cli

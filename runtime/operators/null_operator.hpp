@@ -1,0 +1,22 @@
+// NullOperator: makes a new, unique, trivial child for every proposal (parameter n = a counter drawn
+// from the proposal's randomness). Used with the null backend to measure the engine alone.
+#pragma once
+#include "runtime/operators/operator.hpp"
+
+namespace kevolve {
+
+class NullOperator : public Operator {
+ public:
+  std::string name() const override { return "null"; }
+  Expected<Offspring> make(const Proposal& p, const SearchGraph&, Rng& rng) override {
+    Offspring o;
+    o.params["n"] = std::to_string(rng());
+    o.params["op"] = p.op;
+    o.candidate.source = "// null candidate " + o.params["n"] + "\n";
+    o.candidate.provenance = "null operator";
+    return o;
+  }
+  bool can_repair() const override { return false; }
+};
+
+}  // namespace kevolve

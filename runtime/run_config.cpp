@@ -1,0 +1,167 @@
+#include "runtime/run_config.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace kevolve {
+namespace {
+
+struct ConfigError {
+  std::string text;
+};
+
+class Reader {
+ public:
+  Reader(const toml::table& t, std::string file) : t_(t), file_(std::move(file)) {}
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw ConfigError{file_ + ": key '" + key + "': " + what};
+  }
+  const toml::table* table(const char* name, std::set<std::string> allowed) const {
+    auto n = t_.get(name);
+    if (!n) return nullptr;
+    auto tt = n->as_table();
+    if (!tt) fail(name, "expected a table [" + std::string(name) + "]");
+    for (auto&& [k, v] : *tt) {
+      (void)v;
+      if (!allowed.count(std::string(k.str()))) {
+        std::string list;
+        for (auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(std::string(name) + "." + std::string(k.str()), "unknown key (expected one of: " + list + ")");
+      }
+    }
+    return tt;
+  }
+  void get(const toml::table* t, const char* sec, const char* key, std::string& out) const {
+    if (!t || !t->contains(key)) return;
+    auto v = (*t)[key].value<std::string>();
+    if (!v) fail(std::string(sec) + "." + key, "expected a string");
+    out = *v;
+  }
+  template <class N>
+  void get(const toml::table* t, const char* sec, const char* key, N& out, double lo, double hi) const {
+    if (!t || !t->contains(key)) return;
+    auto node = (*t)[key];
+    std::optional<double> v;
+    if (node.is_integer()) v = static_cast<double>(*node.value<int64_t>());
+    else if (node.is_floating_point()) v = *node.value<double>();
+    const std::string k = std::string(sec) + "." + key;
+    if (!v) fail(k, "expected a number");
+    if (*v < lo || *v > hi) {
+      std::ostringstream os;
+      os << "expected a number from " << lo << " to " << hi << " (got " << *v << ")";
+      fail(k, os.str());
+    }
+    if constexpr (std::is_integral_v<N>) {
+      if (*v != static_cast<double>(static_cast<int64_t>(*v))) fail(k, "expected an integer");
+    }
+    out = static_cast<N>(*v);
+  }
+  void get(const toml::table* t, const char* sec, const char* key, bool& out) const {
+    if (!t || !t->contains(key)) return;
+    auto v = (*t)[key].value<bool>();
+    if (!v) fail(std::string(sec) + "." + key, "expected true or false");
+    out = *v;
+  }
+
+ private:
+  const toml::table& t_;
+  std::string file_;
+};
+
+}  // namespace
+
+Expected<RunConfig> load_run_config(const std::string& path) {
+  using R = Expected<RunConfig>;
+  std::ifstream in(path);
+  if (!in) return R::failure(path + ": cannot read the config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  RunConfig c;
+  c.file = path;
+  c.text = ss.str();
+  toml::table root;
+  try {
+    root = toml::parse(c.text, path);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << path << ":" << e.source().begin.line << ": TOML syntax error: " << e.description();
+    return R::failure(os.str());
+  }
+  try {
+    Reader r(root, path);
+    for (auto&& [k, v] : root) {
+      (void)v;
+      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null"};
+      if (!top.count(std::string(k.str())))
+        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval or null)");
+    }
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "seed", "max_in_flight", "build_workers", "devices",
+                                "retime_top", "retime_min_time"});
+    if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
+    r.get(s, "search", "problem", c.problem);
+    if (c.problem.empty()) r.fail("search.problem", "missing (expected a problem name such as \"rmsnorm_fwd\")");
+    r.get(s, "search", "id", c.search_id);
+    r.get(s, "search", "backend", c.backend);
+    if (c.backend != "cpu" && c.backend != "null") r.fail("search.backend", "'" + c.backend + "' (expected cpu or null)");
+    r.get(s, "search", "operator", c.op);
+    if (c.op != "template" && c.op != "null") r.fail("search.operator", "'" + c.op + "' (expected template, or null with the null backend)");
+    if (c.op == "null" && c.backend != "null") r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
+    r.get(s, "search", "seed", c.seed, 0, 9e15);
+    r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);
+    r.get(s, "search", "build_workers", c.build_workers, 0, 256);
+    r.get(s, "search", "devices", c.devices, 1, 256);
+    r.get(s, "search", "retime_top", c.retime_top, 0, 20);
+    r.get(s, "search", "retime_min_time", c.retime_min_time, 0.01, 60);
+
+    auto st = r.table("strategy", {"name", "max_children", "exploration", "widening", "islands", "population", "selection",
+                                   "tournament_size", "crossover_rate", "migration_interval"});
+    r.get(st, "strategy", "name", c.strategy.name);
+    r.get(st, "strategy", "max_children", c.strategy.max_children, 1, 1000);
+    r.get(st, "strategy", "exploration", c.strategy.exploration, 0, 100);
+    r.get(st, "strategy", "widening", c.strategy.widening, 0.01, 100);
+    r.get(st, "strategy", "islands", c.strategy.islands, 1, 64);
+    r.get(st, "strategy", "population", c.strategy.population, 1, 10000);
+    r.get(st, "strategy", "selection", c.strategy.selection);
+    r.get(st, "strategy", "tournament_size", c.strategy.tournament_size, 1, 100);
+    r.get(st, "strategy", "crossover_rate", c.strategy.crossover_rate, 0, 1);
+    r.get(st, "strategy", "migration_interval", c.strategy.migration_interval, 1, 1000);
+    if (auto made = make_strategy(c.strategy); !made) r.fail("strategy", made.error());
+
+    auto b = r.table("budget", {"evaluations", "seconds", "no_improvement", "target_speedup"});
+    r.get(b, "budget", "evaluations", c.budget.max_evaluations, 1, 1e9);
+    r.get(b, "budget", "seconds", c.budget.max_seconds, 0, 1e9);
+    r.get(b, "budget", "no_improvement", c.budget.no_improvement, 0, 1e9);
+    r.get(b, "budget", "target_speedup", c.budget.target_speedup, 0, 1e6);
+
+    auto so = r.table("store", {"path", "checkpoint_seconds"});
+    r.get(so, "store", "path", c.store);
+    r.get(so, "store", "checkpoint_seconds", c.checkpoint_seconds, 0, 1e9);
+
+    auto e = r.table("eval", {"threads", "trials", "min_time", "min_reps", "max_reps", "timeout", "memory_mb"});
+    r.get(e, "eval", "threads", c.eval.threads, 0, 4096);
+    r.get(e, "eval", "trials", c.eval.trials, 5, 1000);
+    r.get(e, "eval", "min_time", c.eval.min_time_s, 0.001, 600);
+    r.get(e, "eval", "min_reps", c.eval.min_reps, 1, 1e6);
+    r.get(e, "eval", "max_reps", c.eval.max_reps, 1, 1e6);
+    r.get(e, "eval", "timeout", c.eval.call_timeout_s, 0.1, 3600);
+    r.get(e, "eval", "memory_mb", c.eval.memory_limit_mb, 16, 1e7);
+    c.eval.seed = c.seed;
+
+    auto n = r.table("null", {"delay_ms", "ledger"});
+    r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);
+    r.get(n, "null", "ledger", c.null_ledger);
+
+    if (c.search_id.empty()) {
+      std::string p = c.problem;
+      if (auto slash = p.find_last_of('/'); slash != std::string::npos) p = p.substr(slash + 1);
+      c.search_id = p + "-" + c.strategy.name + "-s" + std::to_string(c.seed);
+    }
+  } catch (const ConfigError& e) {
+    return R::failure(e.text);
+  }
+  return c;
+}
+
+}  // namespace kevolve

@@ -1,0 +1,39 @@
+// RunConfig: what `kevolve run CONFIG` searches, and how. Loaded from TOML; every error names the file,
+// the key and what was expected. See configs/quickstart.toml for a commented example.
+#pragma once
+#include <string>
+
+#include "runtime/expected.hpp"
+#include "runtime/records/eval_request.hpp"
+#include "runtime/search/strategy.hpp"
+#include "runtime/search/termination.hpp"
+
+namespace kevolve {
+
+struct RunConfig {
+  std::string file;         // the config file
+  std::string text;         // its contents (stored with the search)
+  std::string problem;      // problem name or path to problem.toml
+  std::string search_id;    // default: <problem>-<strategy>-s<seed>
+  std::string backend = "cpu";     // cpu | null (synthetic, for engine benchmarks and tests)
+  std::string op = "template";     // operator
+  uint64_t seed = 1;
+  int max_in_flight = 4;           // candidates proposed but not yet scored
+  int build_workers = 0;           // compile farm size; 0 = number of cores
+  int devices = 1;                 // evaluation devices (CPU: 1, so timings do not contend)
+  StrategyConfig strategy;
+  TerminationConfig budget;
+  std::string store = "kevolve-store";
+  double checkpoint_seconds = 600;  // periodic RocksDB checkpoint; 0 = off
+  int retime_top = 3;               // re-time this many best candidates for the report
+  double retime_min_time = 1.0;     // seconds of timing per side when re-timing
+  EvalOptions eval;
+  // null backend only
+  double null_delay_ms = 0;         // simulated evaluation time
+  std::string null_ledger;          // append "search node" per finished evaluation (crash tests)
+};
+
+// Loads `path`; relative paths inside (store, ledger) are resolved against the current directory.
+Expected<RunConfig> load_run_config(const std::string& path);
+
+}  // namespace kevolve

@@ -1,0 +1,194 @@
+#include "storage/store.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include "runtime/wire.hpp"
+
+namespace kevolve {
+
+std::string encode_node(const NodeRecord& n) {
+  wire::Writer w;
+  w.i64(static_cast<int64_t>(n.id));
+  w.u32(static_cast<uint32_t>(n.parents.size()));
+  for (auto p : n.parents) w.i64(static_cast<int64_t>(p));
+  w.str(n.op);
+  w.u32(static_cast<uint32_t>(n.params.size()));
+  for (auto& [k, v] : n.params) { w.str(k); w.str(v); }
+  w.u32(static_cast<uint32_t>(n.island));
+  w.u32(static_cast<uint32_t>(n.state));
+  w.u32(static_cast<uint32_t>(n.status));
+  w.str(n.reason);
+  w.str(n.message);
+  w.f64(n.fitness);
+  w.f64(n.candidate_ms);
+  w.f64(n.reference_ms);
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+bool decode_node(const std::string& s, NodeRecord& n) {
+  std::vector<char> b(s.begin(), s.end());
+  try {
+    wire::Reader r(b);
+    n.id = static_cast<uint64_t>(r.i64());
+    n.parents.resize(r.u32());
+    for (auto& p : n.parents) p = static_cast<uint64_t>(r.i64());
+    n.op = r.str();
+    n.params.clear();
+    for (uint32_t k = r.u32(); k > 0; --k) { auto key = r.str(); n.params[key] = r.str(); }
+    n.island = static_cast<int32_t>(r.u32());
+    n.state = static_cast<NodeState>(r.u32());
+    n.status = static_cast<EvalStatus>(r.u32());
+    n.reason = r.str();
+    n.message = r.str();
+    n.fitness = r.f64();
+    n.candidate_ms = r.f64();
+    n.reference_ms = r.f64();
+    return r.done();
+  } catch (const wire::DecodeError&) {
+    return false;
+  }
+}
+
+std::string encode_search(const SearchRecord& s) {
+  wire::Writer w;
+  for (auto* f : {&s.id, &s.problem, &s.strategy, &s.config_text, &s.rng_state, &s.stop_reason}) w.str(*f);
+  w.i64(static_cast<int64_t>(s.next_node));
+  w.u32(s.finished);
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+bool decode_search(const std::string& str, SearchRecord& s) {
+  std::vector<char> b(str.begin(), str.end());
+  try {
+    wire::Reader r(b);
+    for (auto* f : {&s.id, &s.problem, &s.strategy, &s.config_text, &s.rng_state, &s.stop_reason}) *f = r.str();
+    s.next_node = static_cast<uint64_t>(r.i64());
+    s.finished = r.u32();
+    return r.done();
+  } catch (const wire::DecodeError&) {
+    return false;
+  }
+}
+
+namespace {
+
+// Keys: search id, a 0 byte, the node id big-endian (so a scan returns nodes in id order), [kind].
+std::string node_key(const std::string& search, uint64_t id) {
+  std::string k = search;
+  k.push_back('\0');
+  for (int i = 7; i >= 0; --i) k.push_back(static_cast<char>((id >> (8 * i)) & 0xff));
+  return k;
+}
+
+class RocksStore : public Store {
+ public:
+  ~RocksStore() override {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    handles_.clear();
+    if (db_) db_->Close();
+    delete db_;
+  }
+
+  static Expected<std::unique_ptr<Store>> open(const std::string& path, bool read_only) {
+    using R = Expected<std::unique_ptr<Store>>;
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    o.create_missing_column_families = true;
+    o.IncreaseParallelism(2);
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
+      cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+    auto s = std::make_unique<RocksStore>();
+    rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
+                                   : rocksdb::DB::Open(o, path, cfs, &s->handles_, &s->db_);
+    if (!st.ok()) {
+      s->db_ = nullptr;
+      s->handles_.clear();
+      return R::failure("store " + path + ": " + st.ToString() +
+                        (st.IsIOError() && !read_only ? " (is another kevolve run using this store?)" : ""));
+    }
+    return R(std::unique_ptr<Store>(std::move(s)));
+  }
+
+  Expected<bool> write(const StoreBatch& b) override {
+    rocksdb::WriteBatch wb;
+    for (auto& s : b.searches) wb.Put(cf(1), s.id, encode_search(s));
+    for (auto& e : b.nodes) wb.Put(cf(2), node_key(e.search, e.node.id), encode_node(e.node));
+    for (auto& e : b.artifacts) wb.Put(cf(3), node_key(e.search, e.artifact.node) + e.artifact.kind, e.artifact.text);
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    auto st = db_->Write(wo, &wb);
+    if (!st.ok()) return Expected<bool>::failure("store write: " + st.ToString());
+    return true;
+  }
+
+  Expected<SearchRecord> search(const std::string& id) override {
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cf(1), id, &v);
+    SearchRecord s;
+    if (st.IsNotFound()) return Expected<SearchRecord>::failure("no search '" + id + "' in the store");
+    if (!st.ok() || !decode_search(v, s)) return Expected<SearchRecord>::failure("search '" + id + "': unreadable record");
+    return s;
+  }
+
+  std::vector<SearchRecord> searches() override {
+    std::vector<SearchRecord> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(1)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      SearchRecord s;
+      if (decode_search(it->value().ToString(), s)) out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  std::vector<NodeRecord> nodes(const std::string& search_id) override {
+    std::vector<NodeRecord> out;
+    std::string prefix = search_id;
+    prefix.push_back('\0');
+    rocksdb::ReadOptions ro;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(2)));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      NodeRecord n;
+      if (decode_node(it->value().ToString(), n)) out.push_back(std::move(n));
+    }
+    return out;
+  }
+
+  Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) override {
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cf(3), node_key(search_id, node) + kind, &v);
+    if (!st.ok()) return Expected<std::string>::failure("no " + kind + " for node " + std::to_string(node));
+    return v;
+  }
+
+  Expected<bool> checkpoint(const std::string& dir) override {
+    rocksdb::Checkpoint* cp = nullptr;
+    auto st = rocksdb::Checkpoint::Create(db_, &cp);
+    if (st.ok()) st = cp->CreateCheckpoint(dir);
+    delete cp;
+    if (!st.ok()) return Expected<bool>::failure("checkpoint " + dir + ": " + st.ToString());
+    return true;
+  }
+
+  Expected<bool> flush() override {
+    auto st = db_->Flush(rocksdb::FlushOptions(), handles_);
+    if (!st.ok()) return Expected<bool>::failure("flush: " + st.ToString());
+    return true;
+  }
+
+ private:
+  rocksdb::ColumnFamilyHandle* cf(size_t i) { return handles_[i]; }
+  rocksdb::DB* db_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Store>> Store::open(const std::string& path, bool read_only) {
+  return RocksStore::open(path, read_only);
+}
+
+}  // namespace kevolve
