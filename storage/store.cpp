@@ -1,5 +1,7 @@
 #include "storage/store.hpp"
 
+#include <filesystem>
+
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
@@ -101,6 +103,10 @@ class RocksStore : public Store {
     std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
     for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
       cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+    if (!read_only) {
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
+    }
     auto s = std::make_unique<RocksStore>();
     rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
                                    : rocksdb::DB::Open(o, path, cfs, &s->handles_, &s->db_);
@@ -108,7 +114,7 @@ class RocksStore : public Store {
       s->db_ = nullptr;
       s->handles_.clear();
       return R::failure("store " + path + ": " + st.ToString() +
-                        (st.IsIOError() && !read_only ? " (is another kevolve run using this store?)" : ""));
+                        (st.ToString().find("lock") != std::string::npos ? " (is another kevolve run using this store?)" : ""));
     }
     return R(std::unique_ptr<Store>(std::move(s)));
   }

@@ -46,14 +46,12 @@ void schedule(store_actor::stateful_pointer<StoreState> self) {
 std::string take_checkpoint(store_actor::stateful_pointer<StoreState> self, const std::string& dir) {
   flush(self);
   const std::string partial = dir + ".partial";
-  // Testing aid: KEVOLVE_CHECKPOINT_DELAY_MS stretches a checkpoint so crash tests can kill mid-way.
-  if (const char* d = std::getenv("KEVOLVE_CHECKPOINT_DELAY_MS")) {
-    std::error_code ec;
-    fs::create_directories(fs::path(partial).parent_path(), ec);
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
-  }
   auto ok = self->state.store->checkpoint(partial);
   if (!ok) return "error: " + ok.error();
+  // Testing aid: KEVOLVE_CHECKPOINT_DELAY_MS holds a finished but unpublished checkpoint, so crash
+  // tests can kill the process in the middle of one.
+  if (const char* d = std::getenv("KEVOLVE_CHECKPOINT_DELAY_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
   std::error_code ec;
   fs::rename(partial, dir, ec);
   if (ec) return "error: renaming " + partial + ": " + ec.message();

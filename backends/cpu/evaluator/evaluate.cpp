@@ -3,6 +3,9 @@
 #include <ATen/Parallel.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <list>
+#include <map>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -16,6 +19,7 @@
 #include "backends/harness/stats.hpp"
 #include "backends/harness/verify.hpp"
 #include "runtime/expr.hpp"
+#include "runtime/records_codec.hpp"
 
 namespace kevolve::cpu {
 namespace {
@@ -63,6 +67,55 @@ uint64_t mix_seed(uint64_t base, uint64_t a, uint64_t b) {
   return x & 0x7FFFFFFFFFFFull;
 }
 
+// Generated inputs and reference outputs, kept across evaluations in this worker process: the same
+// spec, shape and seed always give the same data, so later candidates skip generation and the
+// reference. Entries are never modified (slots copy them into the arena); least recently used go
+// first once KEVOLVE_DATA_CACHE_MB (default 1024) is exceeded.
+class DataCache {
+ public:
+  static DataCache& instance() {
+    static DataCache c;
+    return c;
+  }
+  bool get(const std::string& key, Tensors& in, Tensors& exp) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    lru_.splice(lru_.begin(), lru_, it->second.pos);
+    in = it->second.inputs;
+    exp = it->second.expected;
+    return true;
+  }
+  void put(const std::string& key, const Tensors& in, const Tensors& exp) {
+    int64_t bytes = 0;
+    for (auto* v : {&in, &exp})
+      for (auto& t : *v) bytes += t.numel() * t.element_size();
+    if (bytes > cap_ || entries_.count(key)) return;
+    while (used_ + bytes > cap_ && !lru_.empty()) {
+      auto& e = entries_.at(lru_.back());
+      used_ -= e.bytes;
+      entries_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    lru_.push_front(key);
+    entries_[key] = {in, exp, bytes, lru_.begin()};
+    used_ += bytes;
+  }
+
+ private:
+  DataCache() {
+    const char* mb = std::getenv("KEVOLVE_DATA_CACHE_MB");
+    cap_ = (mb ? std::atoll(mb) : 1024) << 20;
+  }
+  struct Entry {
+    Tensors inputs, expected;
+    int64_t bytes;
+    std::list<std::string>::iterator pos;
+  };
+  std::map<std::string, Entry> entries_;
+  std::list<std::string> lru_;
+  int64_t used_ = 0, cap_ = 0;
+};
+
 class Evaluation {
  public:
   Evaluation(const EvalRequest& q, std::string runner) : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
@@ -84,6 +137,11 @@ class Evaluation {
       }
     }
     for (auto& p : spec_.params) params_.push_back(p.value);
+    {
+      wire::Writer w;
+      encode(w, spec_);
+      spec_key_ = std::to_string(std::hash<std::string>{}(std::string(w.bytes().begin(), w.bytes().end())));
+    }
     if (opt_.trials < 5) return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
     if (auto a = Arena::create(arena_, int64_t(1) << 40); !a) return harness_error("shared memory: " + a.error());
 
@@ -141,6 +199,14 @@ class Evaluation {
 
   // Inputs + reference outputs for one shape and seed (the reference runs on its own clones).
   std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
+    const std::string key = spec_key_ + "|" + shape_string(shape) + "|" + std::to_string(seed);
+    if (DataCache::instance().get(key, inputs, expected)) return std::nullopt;
+    auto v = compute_data(shape, seed, inputs, expected);
+    if (!v) DataCache::instance().put(key, inputs, expected);
+    return v;
+  }
+
+  std::optional<Verdict> compute_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
     auto made = make_inputs(spec_, shape, seed);
     if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
     inputs = std::move(*made);
@@ -418,6 +484,7 @@ class Evaluation {
   RunnerProcess runner_;
   const Reference* ref_ = nullptr;
   std::vector<double> params_;
+  std::string spec_key_;  // identifies the spec's content in the data cache
   int threads_ = 1;
 };
 
