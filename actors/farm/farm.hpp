@@ -26,7 +26,11 @@ void farm_dispatch(Self* self, State& st, std::function<bool(const Job&, size_t)
     size_t pick = st.workers.size();
     for (size_t w = 0; w < st.workers.size(); ++w)
       if (st.busy[w] == 0 && (!route || route(it->first, w))) { pick = w; break; }
-    if (pick == st.workers.size()) { ++it; continue; }
+    if (pick == st.workers.size()) {
+      if (!route) break;  // no free worker at all: the rest of the queue waits (O(1), not O(queue))
+      ++it;
+      continue;
+    }
     auto job = std::move(it->first);
     auto rp = std::move(it->second);
     it = st.queue.erase(it);

@@ -39,7 +39,7 @@ EvalResult harness_failure(const std::string& where, const caf::error& e, Self s
 void evaluate(Self self, BuildOutcome built) {
   auto& t = self->state.task;
   t.node.state = NodeState::queued;
-  self->send(self->state.search, atoms::state_atom::value, t.node);
+  self->send(self->state.search, atoms::state_atom::value, t.node.id, t.node.state);
   EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options};
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
@@ -68,7 +68,7 @@ node_actor::behavior_type node(Self self, search_actor search, build_actor build
                 [self](BuildOutcome o) {
                   if (o.decided) return report(self, std::move(o.verdict));
                   self->state.task.node.state = NodeState::built;
-                  self->send(self->state.search, atoms::state_atom::value, self->state.task.node);
+                  self->send(self->state.search, atoms::state_atom::value, self->state.task.node.id, NodeState::built);
                   evaluate(self, std::move(o));
                 },
                 [self](caf::error& e) { report(self, harness_failure("build", e, self)); });

@@ -1,6 +1,6 @@
 // The search actor's interface.
 //   start  : begin (or resume) proposing
-//   state  : a node actor reports a lifecycle step (built, queued)
+//   state  : a node actor reports a lifecycle step (node id, built / queued / evaluated)
 //   scored : a node actor reports its final verdict (one-way, so thousands can be in flight)
 //   status : where the search stands
 //   tick   : the search's own timer (wall-clock budget)
@@ -10,7 +10,7 @@
 namespace kevolve {
 
 using search_actor = caf::typed_actor<caf::reacts_to<atoms::start_atom>,
-                                      caf::reacts_to<atoms::state_atom, NodeRecord>,
+                                      caf::reacts_to<atoms::state_atom, uint64_t, NodeState>,
                                       caf::reacts_to<atoms::scored_atom, NodeRecord, EvalResult>,
                                       caf::replies_to<atoms::status_atom>::with<SearchStatus>,
                                       caf::reacts_to<atoms::tick_atom>>;

@@ -241,9 +241,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
         self->delayed_send(self, std::chrono::milliseconds(250), atoms::tick_atom::value);
         fill(self);
       },
-      [self](atoms::state_atom, NodeRecord& n) {
-        if (const NodeRecord* cur = self->state.graph.find(n.id); cur && !cur->scored()) self->state.graph.upsert(n);
-      },
+      [self](atoms::state_atom, uint64_t id, NodeState state) { self->state.graph.set_state(id, state); },
       [self](atoms::scored_atom, NodeRecord& n, EvalResult& r) { on_scored(self, n, r); },
       [self](atoms::status_atom) { return status(self->state); },
       [self](atoms::tick_atom) {

@@ -2,6 +2,7 @@
 // Run `kevolve --help` for the subcommands.
 #include <CLI/CLI.hpp>
 
+#include "runtime/cli/bench_command.hpp"
 #include "runtime/cli/eval_command.hpp"
 #include "runtime/cli/problems_command.hpp"
 #include "runtime/cli/run_command.hpp"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   kevolve::cli::add_problems_command(app, exit_code);
   kevolve::cli::add_run_command(app, exit_code);
   kevolve::cli::add_report_command(app, exit_code);
+  kevolve::cli::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

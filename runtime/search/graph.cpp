@@ -27,6 +27,11 @@ void SearchGraph::upsert(const NodeRecord& n) {
   it->second = n;
 }
 
+void SearchGraph::set_state(uint64_t id, NodeState s) {
+  auto it = nodes_.find(id);
+  if (it != nodes_.end() && !it->second.scored() && s != NodeState::scored) it->second.state = s;
+}
+
 const NodeRecord* SearchGraph::find(uint64_t id) const {
   auto it = nodes_.find(id);
   return it == nodes_.end() ? nullptr : &it->second;

@@ -14,6 +14,9 @@ class SearchGraph {
   // Adds or replaces a node (replacing keeps child links; parents never change).
   void upsert(const NodeRecord& n);
   const NodeRecord* find(uint64_t id) const;
+  // Moves an unscored node along its lifecycle (proposed -> built -> queued -> evaluated); a scored node
+  // only changes through upsert().
+  void set_state(uint64_t id, NodeState s);
   const std::map<uint64_t, NodeRecord>& nodes() const { return nodes_; }
   const std::vector<uint64_t>& children(uint64_t id) const;
   std::vector<uint64_t> roots() const;
