@@ -97,7 +97,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       if (!top.count(std::string(k.str())))
         r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval or null)");
     }
-    auto s = r.table("search", {"problem", "id", "backend", "operator", "seed", "max_in_flight", "build_workers", "devices",
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "seed", "max_in_flight", "build_workers", "devices",
                                 "retime_top", "retime_min_time"});
     if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
     r.get(s, "search", "problem", c.problem);
@@ -106,6 +106,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(s, "search", "backend", c.backend);
     if (c.backend != "cpu" && c.backend != "null") r.fail("search.backend", "'" + c.backend + "' (expected cpu or null)");
     r.get(s, "search", "operator", c.op);
+    r.get(s, "search", "template", c.template_name);
     if (c.op != "template" && c.op != "null") r.fail("search.operator", "'" + c.op + "' (expected template, or null with the null backend)");
     if (c.op == "null" && c.backend != "null") r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
     r.get(s, "search", "seed", c.seed, 0, 9e15);

@@ -17,6 +17,7 @@ struct RunConfig {
   std::string search_id;    // default: <problem>-<strategy>-s<seed>
   std::string backend = "cpu";     // cpu | null (synthetic, for engine benchmarks and tests)
   std::string op = "template";     // operator
+  std::string template_name;       // knowledge/templates/<backend>/<this>; default: the problem's name
   uint64_t seed = 1;
   int max_in_flight = 4;           // candidates proposed but not yet scored
   int build_workers = 0;           // compile farm size; 0 = number of cores

@@ -57,7 +57,7 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   if (c.op == "null") {
     op = std::make_shared<NullOperator>();
   } else {
-    auto t = find_template("cpu", spec->name, default_knowledge_roots());
+    auto t = find_template("cpu", c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
     if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
     op = std::make_shared<TemplateOperator>(*t);
   }

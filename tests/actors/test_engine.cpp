@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "actors/engine/engine.hpp"
+#include "knowledge/template_library.hpp"
 #include "runtime/operators/null_operator.hpp"
+#include "runtime/operators/template_operator.hpp"
 #include "runtime/problem_loader.hpp"
 #include "storage/store.hpp"
 
@@ -107,5 +109,37 @@ TEST_CASE("a store holding another problem's search under the same id is refused
   auto s = run_search(c, *other, std::make_shared<NullOperator>(), {});
   REQUIRE_FALSE(s);
   CHECK(s.error().find("is for problem 'gelu'") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a real CPU search compiles, verifies and times template kernels through the actors", "[engine][cpu]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-cpu-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  REQUIRE(spec);
+  auto t = find_template("cpu", "softmax_rows", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
+  REQUIRE(t);
+  RunConfig c;
+  c.problem = spec->file;
+  c.search_id = "cpu-test";
+  c.backend = "cpu";
+  c.max_in_flight = 2;
+  c.budget.max_evaluations = 6;
+  c.store = dir;
+  c.checkpoint_seconds = 0;
+  c.eval.min_time_s = 0.02;
+  c.eval.min_reps = 5;
+  auto s = run_search(c, *spec, std::make_shared<TemplateOperator>(*t), {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 6);
+  CHECK(s->correct >= 1);
+  CHECK(s->best_fitness > 0);
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  for (auto& n : (*store)->nodes("cpu-test")) {
+    INFO("node " << n.id << ": " << status_name(n.status) << " " << n.message);
+    CHECK(n.status == EvalStatus::ok);  // every template instance is a correct kernel
+    CHECK((*store)->artifact("cpu-test", n.id, "report"));
+  }
   fs::remove_all(dir);
 }
