@@ -40,7 +40,9 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
     return false;
   }
   if (pid_ == 0) {
-    // Child: only async-signal-safe calls until exec. Move the fds to their fixed numbers.
+    // Child: only async-signal-safe calls until exec. Its own process group, so that anything it might
+    // start (only possible with the sandbox off) is killed with it. Move the fds to their fixed numbers.
+    setpgid(0, 0);
     int fds[4] = {fcntl(c.arena_fd, F_DUPFD, 16), fcntl(cmd[0], F_DUPFD, 16), fcntl(rep[1], F_DUPFD, 16),
                   fcntl(err[1], F_DUPFD, 16)};
     dup2(fds[0], kArenaFd);
@@ -54,6 +56,8 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
     execve(argv[0], const_cast<char* const*>(argv), const_cast<char* const*>(envp));
     _exit(127);
   }
+  setpgid(pid_, pid_);  // also here, so the group exists before the child runs
+  group_ = pid_;
   close(cmd[0]);
   close(rep[1]);
   close(err[1]);
@@ -136,6 +140,7 @@ bool RunnerProcess::read_reply(double timeout_s, std::vector<char>& frame, Runne
       return true;
     }
     if (now_s() >= deadline) {
+      kill(-pid_, SIGKILL);
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
       pid_ = -1;
@@ -150,7 +155,10 @@ bool RunnerProcess::read_reply(double timeout_s, std::vector<char>& frame, Runne
 
 RunnerFailure RunnerProcess::classify_exit(const char* during) {
   int status = 0;
-  if (pid_ > 0) waitpid(pid_, &status, 0);
+  if (pid_ > 0) {
+    waitpid(pid_, &status, 0);
+    kill(-pid_, SIGKILL);  // whatever the runner left behind in its process group
+  }
   pid_ = -1;
   drain_stderr();
   const std::string when = std::string(" ") + during;
@@ -188,6 +196,8 @@ void RunnerProcess::stop() {
     }
     if (pid_ > 0) { kill(pid_, SIGKILL); waitpid(pid_, nullptr, 0); pid_ = -1; }
   }
+  if (group_ > 0) kill(-group_, SIGKILL);  // stray processes of the runner's group
+  group_ = -1;
   if (err_ >= 0) { drain_stderr(); close(err_); err_ = -1; }
   if (reply_ >= 0) { close(reply_); reply_ = -1; }
 }

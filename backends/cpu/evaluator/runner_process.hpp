@@ -45,6 +45,7 @@ class RunnerProcess {
   void drain_stderr();
 
   pid_t pid_ = -1;
+  pid_t group_ = -1;  // the runner's process group (its id), killed whole when the runner ends
   int cmd_ = -1, reply_ = -1, err_ = -1;
   int baseline_ = 0;
   int64_t memory_limit_mb_ = 0;
