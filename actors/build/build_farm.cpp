@@ -31,9 +31,11 @@ struct BuildFarmState : FarmState<build_actor, atoms::build_atom, BuildJob, Buil
   static inline const char* name = "build-farm";
 };
 
-build_actor::behavior_type build_farm(build_actor::stateful_pointer<BuildFarmState> self, int workers) {
+build_actor::behavior_type build_farm(build_actor::stateful_pointer<BuildFarmState> self, int workers, bool blocking) {
   for (int i = 0; i < workers; ++i) {
-    self->state.workers.push_back(self->spawn<caf::detached + caf::linked>(build_worker));
+    // Compilers block: such workers get threads of their own; the null backend's do not need them.
+    self->state.workers.push_back(blocking ? self->spawn<caf::detached + caf::linked>(build_worker)
+                                           : self->spawn<caf::linked>(build_worker));
     self->state.busy.push_back(0);
   }
   return {
@@ -48,6 +50,8 @@ build_actor::behavior_type build_farm(build_actor::stateful_pointer<BuildFarmSta
 
 }  // namespace
 
-build_actor spawn_build_farm(caf::actor_system& sys, int workers) { return sys.spawn(build_farm, workers); }
+build_actor spawn_build_farm(caf::actor_system& sys, int workers, bool blocking) {
+  return sys.spawn(build_farm, workers, blocking);
+}
 
 }  // namespace kevolve

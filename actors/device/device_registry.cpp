@@ -88,7 +88,11 @@ struct RegistryState : FarmState<device_actor, atoms::eval_atom, EvalJob, EvalRe
 
 device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryState> self, DeviceSetup setup) {
   for (int i = 0; i < setup.devices; ++i) {
-    self->state.workers.push_back(self->spawn<caf::detached + caf::linked>(device, setup));
+    // Evaluations block on a worker process: such devices get threads of their own; null devices only
+    // block when they simulate evaluation time.
+    const bool blocking = setup.backend != "null" || setup.null_delay_ms > 0;
+    self->state.workers.push_back(blocking ? self->spawn<caf::detached + caf::linked>(device, setup)
+                                           : self->spawn<caf::linked>(device, setup));
     self->state.busy.push_back(0);
   }
   return {

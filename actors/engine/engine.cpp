@@ -68,7 +68,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   auto op_hdl = spawn_operator_actor(sys, std::move(op));
   const int build_workers = config.build_workers > 0 ? config.build_workers
                                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  auto builds = spawn_build_farm(sys, build_workers);
+  auto builds = spawn_build_farm(sys, build_workers, config.backend != "null");
   auto devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger});
   wire::Writer w;
   encode(w, spec);

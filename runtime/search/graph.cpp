@@ -17,7 +17,7 @@ void SearchGraph::upsert(const NodeRecord& n) {
   auto it = nodes_.find(n.id);
   if (it == nodes_.end()) {
     for (auto p : n.parents) children_[p].push_back(n.id);
-    by_params_.emplace(n.params, n.id);
+    by_params_.insert(params_key(n.params));
     if (n.scored()) ++scored_;
     nodes_.emplace(n.id, n);
     return;
@@ -58,6 +58,17 @@ std::optional<uint64_t> SearchGraph::best() const {
   return b;
 }
 
-bool SearchGraph::has_params(const Params& p) const { return by_params_.count(p) > 0; }
+bool SearchGraph::has_params(const Params& p) const { return by_params_.count(params_key(p)) > 0; }
+
+std::string SearchGraph::params_key(const Params& p) {
+  std::string k;
+  for (auto& [name, value] : p) {
+    k += name;
+    k += '=';
+    k += value;
+    k += ';';
+  }
+  return k;
+}
 
 }  // namespace kevolve

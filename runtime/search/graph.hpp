@@ -2,6 +2,7 @@
 // Pure data; the search actor owns one and the store persists every change.
 #pragma once
 #include <map>
+#include <unordered_set>
 #include <optional>
 #include <vector>
 
@@ -28,11 +29,12 @@ class SearchGraph {
   std::optional<uint64_t> best() const;
   // True when some node already has exactly these parameters (so a proposal would re-evaluate it).
   bool has_params(const Params& p) const;
+  static std::string params_key(const Params& p);
 
  private:
   std::map<uint64_t, NodeRecord> nodes_;
   std::map<uint64_t, std::vector<uint64_t>> children_;
-  std::map<Params, uint64_t> by_params_;
+  std::unordered_set<std::string> by_params_;  // canonical "k=v;..." of every node's parameters
   size_t scored_ = 0;
 };
 
