@@ -42,7 +42,7 @@ struct Batch {
 struct CallOutcome {
   int32_t rc = 0;
   int64_t ns = 0;
-  int32_t late_threads = 0;  // threads the call left running, still alive when the runner stopped waiting
+  int32_t late_threads = 0;  // threads the call left behind that were still alive after 0.5 s (kept as the new baseline)
 };
 
 struct Hello {

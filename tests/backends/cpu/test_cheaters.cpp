@@ -94,3 +94,9 @@ TEST_CASE("an honest candidate passes with every detector on", "[cheaters]") {
   CHECK(r.trials == 5);
   CHECK(r.shapes == 3);
 }
+
+TEST_CASE("an honest kernel that asks for more OpenMP threads than there are cores is not a cheater", "[cheaters]") {
+  const EvalResult r = eval_file(kSmall, "tests/backends/cpu/honest/oversubscribed_threads.cpp");
+  INFO(r.message);
+  CHECK(r.status == EvalStatus::ok);
+}
