@@ -1,5 +1,6 @@
 #include "actors/engine/engine.hpp"
 
+#include <iostream>
 #include <thread>
 
 #include "actors/build/build_farm.hpp"
@@ -87,6 +88,13 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
       self->request(search, std::chrono::seconds(10), atoms::status_atom::value)
           .receive([&](SearchStatus s) { last = std::move(s); }, [&](caf::error&) {});
       if (options.progress) options.progress(last);
+      if (options.checkpoint_now && options.checkpoint_now->exchange(false)) {
+        const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+        self->request(store_hdl, std::chrono::seconds(60), atoms::ckpt_atom::value, checkpoints + "/" + std::to_string(stamp))
+            .receive([&](std::string& made) { std::cerr << "\nkevolve: checkpoint " << made << "\n"; },
+                     [&](caf::error& e) { std::cerr << "\nkevolve: checkpoint failed: " << sys.render(e) << "\n"; });
+      }
       if (last.finished) break;
       if (options.interrupted && options.interrupted->load()) { interrupted = true; break; }
       for (int i = 0; i < 5 && !(options.interrupted && options.interrupted->load()); ++i)

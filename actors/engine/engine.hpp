@@ -16,6 +16,7 @@ namespace kevolve {
 struct EngineOptions {
   std::function<void(const SearchStatus&)> progress;  // called about twice a second
   const std::atomic<bool>* interrupted = nullptr;     // set by a signal handler: shut down now (resumable)
+  std::atomic<bool>* checkpoint_now = nullptr;        // set by a signal handler: take a checkpoint now
 };
 
 // Runs (or resumes) the search of `config` to its end. Returns the final status, or an error (store

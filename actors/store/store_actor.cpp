@@ -82,7 +82,11 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
         return rp;
       },
       [self](atoms::flush_atom) { flush(self); },
-      [self](atoms::ckpt_atom, std::string& dir) -> std::string { return take_checkpoint(self, dir); },
+      [self](atoms::ckpt_atom, std::string& dir) -> std::string {
+        std::error_code ec;
+        fs::create_directories(fs::path(dir).parent_path(), ec);
+        return take_checkpoint(self, dir);
+      },
       [self](atoms::tick_atom) {
         auto& st = self->state;
         const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -19,7 +19,9 @@ namespace kevolve::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<bool> g_checkpoint{false};
 void on_signal(int) { g_interrupted = true; }
+void on_usr1(int) { g_checkpoint = true; }
 
 EvalOptions retime_options(const RunConfig& c) {
   EvalOptions o = c.eval;
@@ -64,10 +66,12 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   if (out.empty()) out = "kevolve-out/" + c.search_id;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  std::signal(SIGUSR1, on_usr1);
   const bool tty = isatty(2);
   auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(10);
   EngineOptions eo;
   eo.interrupted = &g_interrupted;
+  eo.checkpoint_now = &g_checkpoint;
   eo.progress = [&](const SearchStatus& s) {
     const auto now = std::chrono::steady_clock::now();
     if (!tty && now - last_print < std::chrono::seconds(5) && !s.finished) return;
@@ -99,7 +103,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
   cmd->add_option("--store", *store, "Store folder (overrides [store] path)");
   cmd->footer("Interrupted or killed, the same command resumes the search from its store: scored candidates are kept, "
-              "candidates in flight are evaluated again.");
+              "candidates in flight are evaluated again. `kill -USR1 <pid>` takes a store checkpoint now "
+              "(into <store>.checkpoints/; the two newest are kept).");
   cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store); });
 }
 

@@ -11,6 +11,9 @@
 #include "knowledge/template_library.hpp"
 #include "runtime/operators/null_operator.hpp"
 #include "runtime/operators/template_operator.hpp"
+#include "runtime/cli/report_writer.hpp"
+
+#include <sstream>
 #include "runtime/problem_loader.hpp"
 #include "storage/store.hpp"
 
@@ -141,5 +144,32 @@ TEST_CASE("a real CPU search compiles, verifies and times template kernels throu
     CHECK(n.status == EvalStatus::ok);  // every template instance is a correct kernel
     CHECK((*store)->artifact("cpu-test", n.id, "report"));
   }
+  store->reset();
+
+  // The report re-times the top candidates in a fresh worker and writes json, html and the best source.
+  ReportRequest rq;
+  rq.store = dir;
+  rq.search_id = "cpu-test";
+  rq.out_dir = dir + "-out";
+  rq.spec = *spec;
+  rq.retime_top = 2;
+  rq.retime = c.eval;
+  auto rep = write_report(rq);
+  REQUIRE(rep);
+  CHECK(rep->evaluated == 6);
+  CHECK(rep->best_speedup > 0);
+  std::ifstream js(rq.out_dir + "/report.json");
+  std::stringstream j;
+  j << js.rdbuf();
+  for (const char* key : {"\"search_id\":\"cpu-test\"", "\"best\":{\"node_id\":", "\"speedup\":", "\"status\":\"ok\"",
+                          "\"counts\":{\"evaluated\":6,", "\"correct\":", "\"failed\":", "\"retimed\":["})
+    CHECK(j.str().find(key) != std::string::npos);
+  CHECK(fs::file_size(rq.out_dir + "/best/kernel.cpp") > 100);
+  std::ifstream html(rq.out_dir + "/report.html");
+  std::stringstream h;
+  h << html.rdbuf();
+  CHECK(h.str().find("<svg") != std::string::npos);
+  CHECK(h.str().find("<circle") != std::string::npos);
   fs::remove_all(dir);
+  fs::remove_all(rq.out_dir);
 }
