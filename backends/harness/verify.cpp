@@ -89,6 +89,63 @@ int64_t count_poisoned(const void* p, DType d, int64_t n, int64_t& first) {
 
 double magnitude_bound(const Tolerance& t) { return std::max(10 * t.rtol, 1e-5); }
 
+namespace {
+
+template <class T>
+struct Direct {
+  const T* p;
+  double operator()(int64_t i) const { return static_cast<double>(p[i]); }
+};
+
+struct Generic {
+  const void* p;
+  DType d;
+  double operator()(int64_t i) const { return load(p, d, i); }
+};
+
+// The floating-point comparison loop, instantiated per element loader so float32/float64 (the common
+// cases) run without a type switch per element.
+template <class L>
+void compare_floats(CompareReport& r, L out, L ref, int64_t n, const CompareOptions& o) {
+  double err2 = 0, ref2 = 0, worst_score = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = out(i), b = ref(i);
+    if (!std::isfinite(a) && std::isfinite(b)) {
+      if (r.nonfinite++ == 0 && r.mismatches == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; }
+      continue;
+    }
+    if (!std::isfinite(b)) {  // reference NaN/Inf: the candidate must agree exactly in kind
+      if (!(std::isnan(a) && std::isnan(b)) && a != b) {
+        if (r.mismatches++ == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; }
+      }
+      continue;
+    }
+    const double e = std::fabs(a - b);
+    r.max_abs = std::max(r.max_abs, e);
+    if (e > 0) r.max_rel = std::max(r.max_rel, e / std::max(std::fabs(b), 1e-30));
+    err2 += e * e;
+    ref2 += b * b;
+    if (e > o.tol.atol + o.tol.rtol * std::fabs(b)) {
+      if (r.mismatches++ == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; worst_score = 1e300; }
+    } else if (r.mismatches == 0 && r.nonfinite == 0 && e > worst_score) {
+      worst_score = e;
+      r.worst = i; r.worst_out = a; r.worst_ref = b;
+    }
+  }
+  r.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0);
+}
+
+template <class T>
+void compare_ints(CompareReport& r, const T* out, const T* ref, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (out[i] == ref[i]) continue;  // exact, on the raw values (doubles lose int64 precision above 2^53)
+    if (r.mismatches++ == 0) { r.worst = i; r.worst_out = static_cast<double>(out[i]); r.worst_ref = static_cast<double>(ref[i]); }
+    r.max_abs = std::max(r.max_abs, std::fabs(static_cast<double>(out[i]) - static_cast<double>(ref[i])));
+  }
+}
+
+}  // namespace
+
 CompareReport compare(const void* out, const void* ref, DType d, int64_t n, const CompareOptions& o) {
   CompareReport r;
   if (o.check_poison) {
@@ -102,47 +159,19 @@ CompareReport compare(const void* out, const void* ref, DType d, int64_t n, cons
       return r;
     }
   }
-  const bool integer = dtype_is_integer(d);
-  double err2 = 0, ref2 = 0, worst_score = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    if (integer) {
-      // exact comparison on the raw values (doubles lose int64 precision above 2^53)
-      const bool eq = dtype_size(d) == 8 ? static_cast<const int64_t*>(out)[i] == static_cast<const int64_t*>(ref)[i]
-                                         : static_cast<const int32_t*>(out)[i] == static_cast<const int32_t*>(ref)[i];
-      if (!eq) {
-        if (r.mismatches++ == 0) { r.worst = i; r.worst_out = load(out, d, i); r.worst_ref = load(ref, d, i); }
-        r.max_abs = std::max(r.max_abs, std::fabs(load(out, d, i) - load(ref, d, i)));
-      }
-      continue;
-    }
-    const double a = load(out, d, i), b = load(ref, d, i);
-    if (!std::isfinite(a) && std::isfinite(b)) {
-      if (r.nonfinite++ == 0 && r.mismatches == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; }
-      continue;
-    }
-    if (!std::isfinite(b)) {  // reference NaN/Inf: the candidate must agree exactly in kind
-      if (!(std::isnan(a) && std::isnan(b)) && a != b) {
-        if (r.mismatches++ == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; }
-      }
-      continue;
-    }
-    const double e = std::fabs(a - b);
-    const double rel = e / std::max(std::fabs(b), 1e-30);
-    r.max_abs = std::max(r.max_abs, e);
-    if (e > 0) r.max_rel = std::max(r.max_rel, rel);
-    err2 += e * e;
-    ref2 += b * b;
-    const double allowed = o.tol.atol + o.tol.rtol * std::fabs(b);
-    if (e > allowed) {
-      if (r.mismatches++ == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; worst_score = 1e300; }
-    } else if (r.mismatches == 0 && r.nonfinite == 0 && e > worst_score) {
-      worst_score = e;
-      r.worst = i; r.worst_out = a; r.worst_ref = b;
-    }
+  switch (d) {
+    case DType::int64: compare_ints(r, static_cast<const int64_t*>(out), static_cast<const int64_t*>(ref), n); break;
+    case DType::int32: compare_ints(r, static_cast<const int32_t*>(out), static_cast<const int32_t*>(ref), n); break;
+    case DType::float32:
+      compare_floats(r, Direct<float>{static_cast<const float*>(out)}, Direct<float>{static_cast<const float*>(ref)}, n, o);
+      break;
+    case DType::float64:
+      compare_floats(r, Direct<double>{static_cast<const double*>(out)}, Direct<double>{static_cast<const double*>(ref)}, n, o);
+      break;
+    default: compare_floats(r, Generic{out, d}, Generic{ref, d}, n, o); break;
   }
-  r.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0);
   if (r.mismatches || r.nonfinite) r.ok = false;
-  else if (!integer && o.magnitude && r.rel_l2 > magnitude_bound(o.tol)) {
+  else if (!dtype_is_integer(d) && o.magnitude && r.rel_l2 > magnitude_bound(o.tol)) {
     r.ok = false;
     r.magnitude_fail = true;
   }
