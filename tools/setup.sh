@@ -8,6 +8,7 @@ packages=(
   python3-torch                            # the sandbox's own tests: a cheater that shells out to PyTorch
   libtomlplusplus-dev libcli11-dev          # problem specs, command line
   libkainjow-mustache-dev                   # kernel templates
+  libxapian-dev                             # knowledge-base retrieval (BM25)
   libseccomp-dev                            # candidate runner sandbox
   librocksdb-dev                            # the search store (storage/ only)
   libcaf-dev                                # the actor engine (actors/ only)

@@ -138,8 +138,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto candidates = std::make_shared<int64_t>(100000);
   auto in_flight = std::make_shared<int>(10000);
   auto as_json = std::make_shared<bool>(false);
-  engine->add_option("--candidates", *candidates, "Candidates to push through")->check(CLI::Range(int64_t(100), int64_t(100000000)));
-  engine->add_option("--in-flight", *in_flight, "Candidates in flight at most")->check(CLI::Range(101, 10000000));
+  engine->add_option("--candidates", *candidates, "Candidates to push through")->capture_default_str()->check(CLI::Range(int64_t(100), int64_t(100000000)));
+  engine->add_option("--in-flight", *in_flight, "Candidates in flight at most")->capture_default_str()->check(CLI::Range(101, 10000000));
   engine->add_flag("--json", *as_json, "Print one JSON object");
   engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json); });
 }
