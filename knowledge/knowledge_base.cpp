@@ -125,7 +125,10 @@ std::vector<KbHit> KnowledgeBase::search(const KbQuery& q) const {
   const Xapian::MSet matches = enquire.get_mset(0, static_cast<Xapian::doccount>(q.limit));
   for (auto it = matches.begin(); it != matches.end(); ++it) {
     const auto& d = docs_.at(std::stoul(it.get_document().get_data()));
-    std::string snippet = trim(d.body.substr(0, d.body.find("\n\n", 1) == std::string::npos ? 200 : std::min<size_t>(d.body.find("\n\n", 1), 300)));
+    std::string snippet;  // the first paragraph line that is not a heading
+    std::stringstream body(d.body);
+    for (std::string line; snippet.empty() && std::getline(body, line);)
+      if (!trim(line).empty() && trim(line)[0] != '#') snippet = trim(line).substr(0, 300);
     hits.push_back({d.path, d.title, it.get_weight(), snippet});
   }
   return hits;
