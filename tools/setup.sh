@@ -9,6 +9,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev          # problem specs, command line
   libkainjow-mustache-dev                   # kernel templates
   libxapian-dev                             # knowledge-base retrieval (BM25)
+  libboost-dev libssl-dev libsimdjson-dev   # LLM providers (HTTP/HTTPS client, JSON replies)
   libseccomp-dev                            # candidate runner sandbox
   librocksdb-dev                            # the search store (storage/ only)
   libcaf-dev                                # the actor engine (actors/ only)

@@ -1,0 +1,29 @@
+// One HTTP(S) POST with a deadline — the transport of the LLM providers. Boost.Beast and OpenSSL stay
+// inside http_client.cpp. Errors (DNS, connect, TLS, timeout, truncated body) come back as data.
+#pragma once
+#include <map>
+#include <string>
+
+#include "runtime/expected.hpp"
+
+namespace kevolve::llm {
+
+struct Url {
+  bool tls = false;
+  std::string host, port, target;  // target: path and query, e.g. /v1/chat/completions
+};
+
+// Parses http://host[:port]/path or https://host[:port]/path; errors name what is wrong.
+Expected<Url> parse_url(const std::string& url);
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+// POSTs `body` (JSON) with extra `headers`; the whole exchange must finish within timeout_s.
+Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers, const std::string& body,
+                                 double timeout_s);
+
+}  // namespace kevolve::llm

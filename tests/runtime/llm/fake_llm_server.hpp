@@ -1,0 +1,124 @@
+// A real HTTP server on 127.0.0.1 for the LLM provider tests: it answers each request with the next
+// scripted reply (status, headers, body, delay, or a body cut short) and records what it received.
+#pragma once
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kevolve::test {
+
+class FakeLlmServer {
+ public:
+  struct Reply {
+    int status = 200;
+    std::string body;
+    std::map<std::string, std::string> headers;
+    int delay_ms = 0;
+    bool truncate = false;  // announce the full length, send half, close
+  };
+  struct Request {
+    std::string target, body;
+    std::map<std::string, std::string> headers;  // lower-case names
+  };
+
+  FakeLlmServer() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeLlmServer() {
+    stop_ = true;
+    boost::system::error_code ec;
+    boost::asio::ip::tcp::socket s(ioc_);
+    s.connect(acceptor_.local_endpoint(), ec);  // wake the accept
+    thread_.join();
+  }
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port()) + path; }
+  void push(Reply r) {
+    std::lock_guard<std::mutex> l(mu_);
+    replies_.push_back(std::move(r));
+  }
+  std::vector<Request> requests() {
+    std::lock_guard<std::mutex> l(mu_);
+    return requests_;
+  }
+
+  static std::string openai_body(const std::string& text, int in = 11, int out = 7) {
+    return "{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":" + quote(text) +
+           "}}],\"usage\":{\"prompt_tokens\":" + std::to_string(in) + ",\"completion_tokens\":" + std::to_string(out) + "}}";
+  }
+  static std::string anthropic_body(const std::string& text, int in = 13, int out = 5) {
+    return "{\"id\":\"m\",\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":" + quote(text) +
+           "}],\"usage\":{\"input_tokens\":" + std::to_string(in) + ",\"output_tokens\":" + std::to_string(out) + "}}";
+  }
+
+ private:
+  static std::string quote(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      if (c == '\n') { o += "\\n"; continue; }
+      o += c;
+    }
+    return o + "\"";
+  }
+
+  void serve() {
+    namespace http = boost::beast::http;
+    while (!stop_) {
+      boost::asio::ip::tcp::socket sock(ioc_);
+      boost::system::error_code ec;
+      acceptor_.accept(sock, ec);
+      if (ec || stop_) break;
+      boost::beast::flat_buffer buf;
+      http::request<http::string_body> req;
+      http::read(sock, buf, req, ec);
+      if (ec) continue;
+      Reply r;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        Request rec{std::string(req.target()), req.body(), {}};
+        for (auto& f : req) {
+          std::string n(f.name_string());
+          for (auto& c : n) c = static_cast<char>(::tolower(c));
+          rec.headers[n] = std::string(f.value());
+        }
+        requests_.push_back(rec);
+        if (!replies_.empty()) { r = replies_.front(); replies_.pop_front(); }
+        else r = Reply{500, "{\"error\":\"no scripted reply\"}"};
+      }
+      if (r.delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(r.delay_ms));
+      if (r.truncate) {
+        std::string head = "HTTP/1.1 " + std::to_string(r.status) + " OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                           std::to_string(r.body.size()) + "\r\n\r\n" + r.body.substr(0, r.body.size() / 2);
+        boost::asio::write(sock, boost::asio::buffer(head), ec);
+        sock.close(ec);
+        continue;
+      }
+      http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
+      res.set(http::field::content_type, "application/json");
+      for (auto& [k, v] : r.headers) res.set(k, v);
+      res.body() = r.body;
+      res.prepare_payload();
+      http::write(sock, res, ec);
+      sock.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+    }
+  }
+
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::deque<Reply> replies_;
+  std::vector<Request> requests_;
+  bool stop_ = false;
+};
+
+}  // namespace kevolve::test

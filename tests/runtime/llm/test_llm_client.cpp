@@ -1,0 +1,148 @@
+// The LLM providers against a real HTTP server on 127.0.0.1: both protocols, and every failure a real
+// endpoint gives — 429 with Retry-After, 5xx, malformed JSON, truncated bodies, empty choices, slowness.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "fake_llm_server.hpp"
+#include "runtime/llm/llm_client.hpp"
+
+using namespace kevolve;
+using namespace kevolve::llm;
+using Server = kevolve::test::FakeLlmServer;
+
+namespace {
+
+LlmConfig config(const Server& s, const std::string& provider = "openai") {
+  LlmConfig c;
+  c.provider = provider;
+  c.endpoint = s.url(provider == "openai" ? "/v1/chat/completions" : "/v1/messages");
+  c.model = "test-model";
+  c.api_key_env = "KEVOLVE_TEST_LLM_KEY";
+  c.timeout_s = 5;
+  c.retries = 3;
+  c.backoff_s = 0.01;
+  c.cost_per_mtok_in = 1.0;
+  c.cost_per_mtok_out = 2.0;
+  setenv("KEVOLVE_TEST_LLM_KEY", "sk-test-secret-42", 1);
+  return c;
+}
+
+std::shared_ptr<LlmClient> client(const LlmConfig& c) {
+  auto made = LlmClient::create(c);
+  REQUIRE(made);
+  return *made;
+}
+
+}  // namespace
+
+TEST_CASE("OpenAI-compatible chat completion: request, reply, tokens and cost", "[llm]") {
+  Server s;
+  s.push({200, Server::openai_body("```cpp\nint x;\n```", 100, 50)});
+  auto c = client(config(s));
+  auto r = c->complete("you write kernels", "make it fast");
+  REQUIRE(r);
+  CHECK(r->text == "```cpp\nint x;\n```");
+  CHECK(r->input_tokens == 100);
+  CHECK(r->output_tokens == 50);
+  auto req = s.requests().at(0);
+  CHECK(req.target == "/v1/chat/completions");
+  CHECK(req.headers.at("authorization") == "Bearer sk-test-secret-42");
+  CHECK(req.body.find("\"model\":\"test-model\"") != std::string::npos);
+  CHECK(req.body.find("\"role\":\"system\",\"content\":\"you write kernels\"") != std::string::npos);
+  CHECK(c->usage().cost == Approx((100 * 1.0 + 50 * 2.0) / 1e6));
+}
+
+TEST_CASE("Anthropic Messages: headers, system prompt and content blocks", "[llm]") {
+  Server s;
+  s.push({200, Server::anthropic_body("hello kernel")});
+  auto c = client(config(s, "anthropic"));
+  auto r = c->complete("sys", "user");
+  REQUIRE(r);
+  CHECK(r->text == "hello kernel");
+  auto req = s.requests().at(0);
+  CHECK(req.headers.at("x-api-key") == "sk-test-secret-42");
+  CHECK(req.headers.at("anthropic-version") == "2023-06-01");
+  CHECK(req.body.find("\"system\":\"sys\"") != std::string::npos);
+}
+
+TEST_CASE("429 with Retry-After and 5xx are retried with back-off", "[llm]") {
+  Server s;
+  s.push({429, "{\"error\":\"slow down\"}", {{"Retry-After", "0"}}});
+  s.push({500, "oops"});
+  s.push({503, "busy"});
+  s.push({200, Server::openai_body("ok")});
+  auto r = client(config(s))->complete("s", "u");
+  REQUIRE(r);
+  CHECK(r->attempts == 4);
+  CHECK(s.requests().size() == 4);
+}
+
+TEST_CASE("malformed JSON, empty choices and truncated bodies are errors after the retries", "[llm]") {
+  Server s;
+  auto c = config(s);
+  c.retries = 1;
+  for (int i = 0; i < 2; ++i) s.push({200, "{\"choices\": [ {\"message\": "});
+  auto r = client(c)->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("malformed reply") != std::string::npos);
+  CHECK(r.error().find("2 attempts") != std::string::npos);
+
+  for (int i = 0; i < 2; ++i) s.push({200, "{\"choices\": []}"});
+  r = client(c)->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("no choices") != std::string::npos);
+
+  for (int i = 0; i < 2; ++i) s.push({200, Server::openai_body("a long reply that will be cut"), {}, 0, true});
+  r = client(c)->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("truncated") != std::string::npos);
+}
+
+TEST_CASE("a slow endpoint times out, and a client error is not retried", "[llm]") {
+  Server s;
+  auto c = config(s);
+  c.timeout_s = 0.3;
+  c.retries = 0;
+  s.push({200, Server::openai_body("late"), {}, 1500});
+  auto r = client(c)->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("timed out") != std::string::npos);
+
+  Server s2;
+  auto c2 = config(s2);
+  s2.push({400, "{\"error\":\"bad key sk-test-secret-42\"}"});
+  r = client(c2)->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(s2.requests().size() == 1);
+  CHECK(r.error().find("HTTP 400") != std::string::npos);
+  CHECK(r.error().find("sk-test-secret-42") == std::string::npos);  // never leak the key
+}
+
+TEST_CASE("configuration errors name the key: missing key variable, bad endpoint, unknown provider", "[llm]") {
+  Server s;
+  auto c = config(s);
+  c.api_key_env = "KEVOLVE_TEST_NO_SUCH_VARIABLE";
+  unsetenv("KEVOLVE_TEST_NO_SUCH_VARIABLE");
+  auto made = LlmClient::create(c);
+  REQUIRE_FALSE(made);
+  CHECK(made.error().find("KEVOLVE_TEST_NO_SUCH_VARIABLE") != std::string::npos);
+  c = config(s);
+  c.endpoint = "ftp://x";
+  CHECK(LlmClient::create(c).error().find("llm.endpoint") != std::string::npos);
+  c = config(s);
+  c.provider = "palm";
+  CHECK(LlmClient::create(c).error().find("llm.provider") != std::string::npos);
+}
+
+TEST_CASE("an unreachable endpoint fails with a clear message", "[llm]") {
+  LlmConfig c;
+  c.endpoint = "http://127.0.0.1:1/v1/chat/completions";
+  c.model = "m";
+  c.retries = 0;
+  auto made = LlmClient::create(c);
+  REQUIRE(made);
+  auto r = (*made)->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("cannot connect") != std::string::npos);
+}
