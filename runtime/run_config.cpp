@@ -93,11 +93,11 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     Reader r(root, path);
     for (auto&& [k, v] : root) {
       (void)v;
-      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null"};
+      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null", "llm"};
       if (!top.count(std::string(k.str())))
-        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval or null)");
+        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm or null)");
     }
-    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "seed", "max_in_flight", "build_workers", "devices",
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "seed", "max_in_flight", "build_workers", "devices",
                                 "retime_top", "retime_min_time"});
     if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
     r.get(s, "search", "problem", c.problem);
@@ -107,7 +107,9 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     if (c.backend != "cpu" && c.backend != "null") r.fail("search.backend", "'" + c.backend + "' (expected cpu or null)");
     r.get(s, "search", "operator", c.op);
     r.get(s, "search", "template", c.template_name);
-    if (c.op != "template" && c.op != "null") r.fail("search.operator", "'" + c.op + "' (expected template, or null with the null backend)");
+    r.get(s, "search", "hardware", c.hardware);
+    if (c.op != "template" && c.op != "null" && c.op != "llm")
+      r.fail("search.operator", "'" + c.op + "' (expected template, llm, or null with the null backend)");
     if (c.op == "null" && c.backend != "null") r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
     r.get(s, "search", "seed", c.seed, 0, 9e15);
     r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);
@@ -149,6 +151,22 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(e, "eval", "timeout", c.eval.call_timeout_s, 0.1, 3600);
     r.get(e, "eval", "memory_mb", c.eval.memory_limit_mb, 16, 1e7);
     c.eval.seed = c.seed;
+
+    auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
+                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out"});
+    if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
+    r.get(l, "llm", "provider", c.llm.provider);
+    r.get(l, "llm", "endpoint", c.llm.endpoint);
+    r.get(l, "llm", "model", c.llm.model);
+    r.get(l, "llm", "api_key_env", c.llm.api_key_env);
+    r.get(l, "llm", "temperature", c.llm.temperature, 0, 2);
+    r.get(l, "llm", "max_tokens", c.llm.max_tokens, 1, 1e6);
+    r.get(l, "llm", "timeout", c.llm.timeout_s, 1, 3600);
+    r.get(l, "llm", "retries", c.llm.retries, 0, 20);
+    r.get(l, "llm", "backoff", c.llm.backoff_s, 0, 60);
+    r.get(l, "llm", "concurrency", c.llm_concurrency, 1, 256);
+    r.get(l, "llm", "cost_per_mtok_in", c.llm.cost_per_mtok_in, 0, 1e6);
+    r.get(l, "llm", "cost_per_mtok_out", c.llm.cost_per_mtok_out, 0, 1e6);
 
     auto n = r.table("null", {"delay_ms", "ledger"});
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);

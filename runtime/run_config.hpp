@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/expected.hpp"
+#include "runtime/llm/llm_client.hpp"
 #include "runtime/records/eval_request.hpp"
 #include "runtime/search/strategy.hpp"
 #include "runtime/search/termination.hpp"
@@ -18,6 +19,9 @@ struct RunConfig {
   std::string backend = "cpu";     // cpu | null (synthetic, for engine benchmarks and tests)
   std::string op = "template";     // operator
   std::string template_name;       // knowledge/templates/<backend>/<this>; default: the problem's name
+  std::string hardware = "x86-avx2";  // knowledge/hardware/<this>: notes and constraints for prompts
+  llm::LlmConfig llm;              // operator = "llm"
+  int llm_concurrency = 2;         // LLM requests in flight at once
   uint64_t seed = 1;
   int max_in_flight = 4;           // candidates proposed but not yet scored
   int build_workers = 0;           // compile farm size; 0 = number of cores

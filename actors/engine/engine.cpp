@@ -20,6 +20,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   std::shared_ptr<Store> store = std::move(*opened);
 
   SearchSetup setup;
+  setup.keep_context = op->needs_context();
   setup.config = config;
   setup.spec = spec;
   if (auto existing = store->search(config.search_id)) {
@@ -28,6 +29,15 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
                         "', not '" + spec.name + "' (choose another [search] id or store)");
     setup.record = *existing;
     setup.nodes = store->nodes(config.search_id);
+    if (op->needs_context())
+      for (auto& n : setup.nodes) {
+        NodeContext& c = setup.contexts[n.id];
+        c.id = n.id;
+        if (auto src = store->artifact(config.search_id, n.id, "source")) c.source = *src;
+        auto log = store->artifact(config.search_id, n.id, "compile_log");
+        auto rep = store->artifact(config.search_id, n.id, "report");
+        c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
+      }
     for (auto& n : setup.nodes)
       if (!n.scored()) {
         auto src = store->artifact(config.search_id, n.id, "source");

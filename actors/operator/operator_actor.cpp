@@ -1,6 +1,8 @@
 #include "actors/operator/operator_actor.hpp"
 
+#include <atomic>
 #include <map>
+#include <thread>
 
 namespace kevolve {
 namespace {
@@ -16,23 +18,44 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
   self->state.op = std::move(op);
   return {
       [self](atoms::make_atom, const std::vector<MakeRequest>& batch) {
-        std::vector<MakeReply> out;
-        out.reserve(batch.size());
+        std::vector<MakeReply> out(batch.size());
         for (auto& q : batch) {
           SearchGraph& g = self->state.graphs[q.search];
           for (auto& n : q.known) g.upsert(n);
           for (auto& p : q.parents) g.upsert(p);
+        }
+        // One child per request; operators that block (LLM calls) run up to concurrency() at once.
+        auto make_one = [&](size_t i) {
+          const MakeRequest& q = batch[i];
+          OperatorContext ctx;
+          for (size_t k = 0; k < q.parents.size(); ++k)
+            ctx.parents.push_back({q.parents[k].id, k < q.parent_sources.size() ? q.parent_sources[k] : "",
+                                   k < q.parent_reports.size() ? q.parent_reports[k] : ""});
+          ctx.best = {q.best_id, q.best_source, ""};
           Rng rng(q.seed);
-          auto child = self->state.op->make(q.proposal, g, rng);
-          MakeReply r;
+          auto child = self->state.op->make(q.proposal, self->state.graphs[q.search], rng, ctx);
+          MakeReply& r = out[i];
           r.ok = static_cast<bool>(child);
           if (child) {
             r.params = std::move(child->params);
             r.candidate = std::move(child->candidate);
+            r.prompt = std::move(child->prompt);
+            r.reply = std::move(child->reply);
           } else {
             r.error = child.error();
           }
-          out.push_back(std::move(r));
+        };
+        const size_t lanes = std::min<size_t>(batch.size(), static_cast<size_t>(std::max(1, self->state.op->concurrency())));
+        if (lanes <= 1) {
+          for (size_t i = 0; i < batch.size(); ++i) make_one(i);
+        } else {
+          std::atomic<size_t> next{0};
+          std::vector<std::thread> pool;
+          for (size_t l = 0; l < lanes; ++l)
+            pool.emplace_back([&] {
+              for (size_t i; (i = next++) < batch.size();) make_one(i);
+            });
+          for (auto& t : pool) t.join();
         }
         return out;
       },
@@ -42,6 +65,7 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
 }  // namespace
 
 operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op) {
+  if (op->blocks()) return sys.spawn<caf::detached>(operator_behavior, std::move(op));  // network calls
   return sys.spawn(operator_behavior, std::move(op));
 }
 

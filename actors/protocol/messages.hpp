@@ -20,6 +20,10 @@ struct MakeRequest {
   std::vector<NodeRecord> known;  // nodes created since the previous request of this search (so the
                                   // operator can avoid re-proposing a kernel the search already has)
   uint64_t seed = 0;  // the operator's randomness for this child, drawn from the search's RNG
+  // For operators that need context (LLM): sources and reports of the parents, and the best kernel.
+  std::vector<std::string> parent_sources, parent_reports;
+  uint64_t best_id = 0;
+  std::string best_source;
 };
 
 // operator -> search.
@@ -28,6 +32,7 @@ struct MakeReply {
   std::string error;
   Params params;
   Candidate candidate;
+  std::string prompt, reply;  // stored with the node when the operator talks to an LLM
 };
 
 // node -> build farm: compile one candidate for a backend.

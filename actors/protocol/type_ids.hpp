@@ -53,10 +53,11 @@ template <class F> typename F::result_type inspect(F& f, StoreBatch& x) {
   return f(caf::meta::type_name("StoreBatch"), x.searches, x.nodes, x.artifacts);
 }
 template <class F> typename F::result_type inspect(F& f, MakeRequest& x) {
-  return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed);
+  return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed, x.parent_sources,
+           x.parent_reports, x.best_id, x.best_source);
 }
 template <class F> typename F::result_type inspect(F& f, MakeReply& x) {
-  return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate);
+  return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate, x.prompt, x.reply);
 }
 template <class F> typename F::result_type inspect(F& f, BuildJob& x) {
   return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);

@@ -141,6 +141,9 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     st.known_unsent.push_back(n.id);
     st.uncommitted.nodes.push_back({st.s.record.id, n});
     st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "source", r.candidate.source}});
+    if (!r.prompt.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "prompt", r.prompt}});
+    if (!r.reply.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "reply", r.reply}});
+    if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, ""};
     st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate, st.s.config.eval});
   }
   if (st.make_failures > 200) stop(self, "the operator cannot propose anything new");
@@ -170,7 +173,18 @@ void fill(Self self) {
     MakeRequest q;
     q.search = st.s.record.id;
     q.proposal = p;
-    for (auto id : p.parents) q.parents.push_back(*st.graph.find(id));
+    for (auto id : p.parents) {
+      q.parents.push_back(*st.graph.find(id));
+      if (st.s.keep_context) {
+        q.parent_sources.push_back(st.s.contexts[id].source);
+        q.parent_reports.push_back(st.s.contexts[id].report);
+      }
+    }
+    if (st.s.keep_context)
+      if (auto b = st.graph.best()) {
+        q.best_id = *b;
+        q.best_source = st.s.contexts[*b].source;
+      }
     q.seed = st.rng();
     batch.push_back(std::move(q));
   }
@@ -201,7 +215,10 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   StoreBatch b;
   b.nodes.push_back({st.s.record.id, n});
   const std::string id = st.s.record.id;
-  b.artifacts.push_back({id, {n.id, "report", r.message + (r.where.empty() ? "" : "\nwhere: " + r.where)}});
+  const std::string report = r.message + (r.where.empty() ? "" : "\nwhere: " + r.where);
+  b.artifacts.push_back({id, {n.id, "report", report}});
+  if (st.s.keep_context)
+    st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
   if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
   if (!r.runner_log.empty()) b.artifacts.push_back({id, {n.id, "runner_log", r.runner_log}});
   self->send(st.s.store, atoms::write_atom::value, std::move(b));

@@ -13,6 +13,7 @@
 #include "actors/protocol/operator.hpp"
 #include "actors/protocol/search.hpp"
 #include "actors/protocol/store.hpp"
+#include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
 #include "runtime/run_config.hpp"
 
@@ -24,6 +25,8 @@ struct SearchSetup {
   SearchRecord record;                        // new, or as stored (resume)
   std::vector<NodeRecord> nodes;              // as stored (resume)
   std::map<uint64_t, Candidate> unfinished;   // sources of stored nodes that were never scored
+  bool keep_context = false;                  // the operator wants sources and reports (LLM)
+  std::map<uint64_t, NodeContext> contexts;   // as stored (resume), when keep_context
   store_actor store;
   operator_actor op;
   build_actor builds;

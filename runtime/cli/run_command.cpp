@@ -5,12 +5,17 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "actors/engine/engine.hpp"
 #include "knowledge/template_library.hpp"
 #include "runtime/cli/problem_lookup.hpp"
 #include "runtime/cli/report_writer.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "runtime/operators/llm_operator.hpp"
 #include "runtime/operators/null_operator.hpp"
 #include "runtime/operators/template_operator.hpp"
 #include "runtime/run_config.hpp"
@@ -22,6 +27,33 @@ std::atomic<bool> g_interrupted{false};
 std::atomic<bool> g_checkpoint{false};
 void on_signal(int) { g_interrupted = true; }
 void on_usr1(int) { g_checkpoint = true; }
+
+// The universal operator for `operator = "llm"`: checks the key and that the endpoint answers at all, then
+// loads the prompt templates, the knowledge base and the target's constraints.
+Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const ProblemSpec& spec) {
+  using R = Expected<std::shared_ptr<Operator>>;
+  auto client = llm::LlmClient::create(c.llm);
+  if (!client) return R::failure(client.error());
+  auto url = llm::parse_url(c.llm.endpoint);
+  if (auto err = llm::probe(*url, 10); !err.empty()) return R::failure("llm.endpoint: " + err);
+  std::string root;
+  for (auto& r : default_knowledge_roots())
+    if (std::filesystem::is_directory(r + "/prompts")) { root = r; break; }
+  if (root.empty()) return R::failure("cannot find the knowledge folder (prompts/) — set KEVOLVE_KNOWLEDGE");
+  auto prompts = PromptTemplates::load(root);
+  if (!prompts) return R::failure(prompts.error());
+  auto kb = KnowledgeBase::load(root);
+  if (!kb) return R::failure(kb.error());
+  std::string constraints;
+  if (std::ifstream in(root + "/hardware/" + c.hardware + "/constraints.toml"); in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    constraints = ss.str();
+  }
+  return R(std::make_shared<LlmOperator>(*client, *prompts, spec,
+                                         spec.description + " (PyTorch reference: " + spec.reference + ")", c.hardware,
+                                         constraints, *kb, c.llm_concurrency));
+}
 
 EvalOptions retime_options(const RunConfig& c) {
   EvalOptions o = c.eval;
@@ -58,6 +90,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   std::shared_ptr<Operator> op;
   if (c.op == "null") {
     op = std::make_shared<NullOperator>();
+  } else if (c.op == "llm") {
+    auto made = make_llm_operator(c, *spec);
+    if (!made) { std::cerr << "kevolve run: " << config_path << ": " << made.error() << "\n"; return 2; }
+    op = *made;
   } else {
     auto t = find_template("cpu", c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
     if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }

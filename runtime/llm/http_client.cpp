@@ -85,6 +85,24 @@ Expected<HttpResponse> exchange(net::io_context& ioc, Stream& stream, const Url&
 
 }  // namespace
 
+std::string probe(const Url& url, double timeout_s) {
+  try {
+    net::io_context ioc;
+    tcp::resolver resolver(ioc);
+    beast::error_code ec;
+    auto results = resolver.resolve(url.host, url.port, ec);
+    if (ec) return "cannot resolve " + url.host + ": " + ec.message();
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+    stream.async_connect(results, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+    ioc.run();
+    if (ec) return "cannot connect to " + url.host + ":" + url.port + ": " + ec.message();
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers, const std::string& body,
                                  double timeout_s) {
   using R = Expected<HttpResponse>;

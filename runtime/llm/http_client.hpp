@@ -22,6 +22,9 @@ struct HttpResponse {
   std::string body;
 };
 
+// Checks that a TCP connection to the endpoint can be opened within timeout_s ("" or the error).
+std::string probe(const Url& url, double timeout_s);
+
 // POSTs `body` (JSON) with extra `headers`; the whole exchange must finish within timeout_s.
 Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers, const std::string& body,
                                  double timeout_s);

@@ -8,7 +8,8 @@ namespace kevolve {
 class NullOperator : public Operator {
  public:
   std::string name() const override { return "null"; }
-  Expected<Offspring> make(const Proposal& p, const SearchGraph&, Rng& rng) override {
+  using Operator::make;
+  Expected<Offspring> make(const Proposal& p, const SearchGraph&, Rng& rng, const OperatorContext&) override {
     Offspring o;
     o.params["n"] = std::to_string(rng());
     o.params["op"] = p.op;

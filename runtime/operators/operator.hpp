@@ -2,6 +2,7 @@
 // Implementations: TemplateOperator (offline, knowledge-base templates); the LLM operator slots in here.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "runtime/expected.hpp"
 #include "runtime/records/candidate.hpp"
@@ -12,6 +13,19 @@ namespace kevolve {
 struct Offspring {
   Params params;        // what distinguishes this child (template parameters, or a content hash)
   Candidate candidate;  // real source code for the backend
+  std::string prompt, reply;  // LLM operators: what was asked and answered (stored with the node)
+};
+
+// What an operator may know about a node beyond its record: its source and the evaluator's report.
+struct NodeContext {
+  uint64_t id = 0;
+  std::string source, report;
+};
+
+// Context an operator may use (LLM operators do; the template operator needs only the parents' records).
+struct OperatorContext {
+  std::vector<NodeContext> parents;  // in the proposal's parent order
+  NodeContext best;                  // the best correct kernel so far (id 0 if none)
 };
 
 class Operator {
@@ -20,7 +34,14 @@ class Operator {
   virtual std::string name() const = 0;
   // Builds the child of `p` (parents are nodes of `g`). An error means no new child could be made
   // (e.g. every neighbour already exists); the search then moves on.
-  virtual Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng) = 0;
+  virtual Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) = 0;
+  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng) { return make(p, g, rng, OperatorContext{}); }
+  // Whether make() needs sources and reports in its context (the search then keeps them at hand).
+  virtual bool needs_context() const { return false; }
+  // Whether make() blocks for long (network): the operator actor then gets a thread of its own.
+  virtual bool blocks() const { return false; }
+  // How many make() calls may run at once.
+  virtual int concurrency() const { return 1; }
   // Whether failed nodes can be given to this operator for repair.
   virtual bool can_repair() const = 0;
 };

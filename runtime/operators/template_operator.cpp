@@ -45,7 +45,7 @@ Expected<Offspring> TemplateOperator::finish(const Params& params, const std::st
   return o;
 }
 
-Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng) {
+Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) {
   if (p.op == "seed") return finish(t_.defaults(), "default parameters");
   if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
   std::vector<const NodeRecord*> parents;

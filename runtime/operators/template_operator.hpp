@@ -12,7 +12,8 @@ class TemplateOperator : public Operator {
  public:
   explicit TemplateOperator(KernelTemplate t) : t_(std::move(t)) {}
   std::string name() const override { return "template"; }
-  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng) override;
+  using Operator::make;
+  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) override;
   bool can_repair() const override { return false; }
   const KernelTemplate& kernel_template() const { return t_; }
 

@@ -1,0 +1,212 @@
+#include "runtime/operators/llm_operator.hpp"
+
+#include <fstream>
+#include <functional>
+#include <kainjow/mustache.hpp>
+#include <sstream>
+
+#include "runtime/expr.hpp"
+#include "runtime/operators/diagnosis.hpp"
+
+namespace kevolve {
+
+namespace mu = kainjow::mustache;
+
+Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
+  PromptTemplates t;
+  for (auto [file, out] : {std::pair{"system.mustache", &t.system}, {"child.mustache", &t.child}}) {
+    std::ifstream in(root + "/prompts/" + file);
+    if (!in) return Expected<PromptTemplates>::failure(root + "/prompts/" + file + ": cannot read the prompt template");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *out = ss.str();
+  }
+  return t;
+}
+
+Expected<std::string> extract_code(const std::string& reply) {
+  using R = Expected<std::string>;
+  std::string best;
+  bool diff = false;
+  for (size_t pos = 0;;) {
+    const size_t open = reply.find("```", pos);
+    if (open == std::string::npos) break;
+    const size_t eol = reply.find('\n', open);
+    if (eol == std::string::npos) break;
+    const std::string lang = reply.substr(open + 3, eol - open - 3);
+    const size_t close = reply.find("```", eol + 1);
+    if (close == std::string::npos) break;
+    const std::string body = reply.substr(eol + 1, close - eol - 1);
+    if (lang.find("diff") != std::string::npos || body.rfind("--- ", 0) == 0) diff = true;
+    else if (body.find("kevolve_kernel") != std::string::npos) best = body;
+    pos = close + 3;
+  }
+  if (!best.empty()) return best;
+  if (diff) return R::failure("the reply is a diff; a full source file is required");
+  if (reply.find("```") == std::string::npos && reply.find("kevolve_kernel(") != std::string::npos) return reply;
+  return R::failure("the reply contains no source defining kevolve_kernel");
+}
+
+LlmOperator::LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
+                         std::string reference_formula, std::string hardware, std::string hardware_constraints,
+                         std::shared_ptr<KnowledgeBase> kb, int concurrency)
+    : client_(std::move(client)), t_(std::move(prompts)), spec_(std::move(spec)), reference_(std::move(reference_formula)),
+      hardware_(std::move(hardware)), constraints_(std::move(hardware_constraints)), kb_(std::move(kb)),
+      concurrency_(std::max(1, concurrency)) {}
+
+namespace {
+
+std::string shape_text(const std::vector<std::string>& s) {
+  std::string o;
+  for (auto& d : s) o += (o.empty() ? "" : ", ") + d;
+  return o;
+}
+
+std::string binding_text(const ShapeBinding& b) {
+  std::string o;
+  for (auto& [k, v] : b) o += (o.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return o;
+}
+
+mu::data tensor_list(const std::vector<TensorSpec>& ts) {
+  mu::data list{mu::data::type::list};
+  for (auto& t : ts) {
+    mu::data e;
+    e.set("name", t.name);
+    e.set("dtype", dtype_name(t.dtype));
+    e.set("shape", shape_text(t.shape));
+    list.push_back(e);
+  }
+  return list;
+}
+
+mu::data items(const std::vector<std::string>& v) {
+  mu::data list{mu::data::type::list};
+  for (auto& s : v) list.push_back(mu::data(s));
+  return list;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const {
+  mu::data d;
+  d.set("hardware", hardware_);
+  d.set("problem", spec_.name);
+  d.set("description", spec_.description);
+  d.set("reference", reference_);
+  d.set("inputs", tensor_list(spec_.inputs));
+  d.set("outputs", tensor_list(spec_.outputs));
+  std::string params;
+  for (auto& x : spec_.params) params += (params.empty() ? "" : ", ") + x.name + " = " + std::to_string(x.value);
+  d.set("has_params", spec_.params.empty() ? mu::data::type::bool_false : mu::data::type::bool_true);
+  d.set("params", params);
+  d.set("bench", binding_text(spec_.bench));
+  std::string verify;
+  for (auto& b : spec_.verify) verify += (verify.empty() ? "" : "; ") + binding_text(b);
+  d.set("verify", verify);
+  std::string tol;
+  for (auto& [dt, t] : spec_.tolerances)
+    tol += (tol.empty() ? "" : "; ") + std::string(dtype_name(dt)) + " atol " + std::to_string(t.atol) + " rtol " + std::to_string(t.rtol);
+  d.set("tolerance", tol);
+  std::string err;
+  d.set("bytes", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_bytes, spec_.bench, err).value_or(0))));
+  d.set("flops", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_flops, spec_.bench, err).value_or(0))));
+  if (!constraints_.empty()) d.set("hardware_constraints", constraints_);
+
+  std::string task;
+  const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
+  if (p.op == "seed") task = "Write a first, simple and correct kernel for this problem.";
+  else if (p.op == "repair") task = "The kernel below failed. Fix it so that it is correct; keep it simple.";
+  else if (p.op == "crossover") task = "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
+  else task = "Make the kernel below faster while keeping it correct.";
+  d.set("task", task);
+
+  std::vector<std::string> directives;
+  std::string query = spec_.name + " " + shape_text(spec_.tags);
+  if (parent && !ctx.parents.empty()) {
+    const NodeContext& pc = ctx.parents[0];
+    d.set("parent", mu::data::type::bool_true);
+    d.set("parent_id", std::to_string(parent->id));
+    d.set("parent_status", std::string(status_name(parent->status)) +
+                               (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" : ""));
+    d.set("parent_source", pc.source);
+    if (!pc.report.empty()) d.set("parent_report", pc.report.substr(0, 4000));
+    Diagnosis diag = diagnose(*parent, spec_, pc.report);
+    directives.push_back(diag.summary);
+    directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
+    query += " " + diag.summary;
+  }
+  if (p.op == "crossover" && ctx.parents.size() > 1 && p.parents.size() > 1) {
+    const NodeRecord* second = g.find(p.parents[1]);
+    d.set("second_parent", mu::data::type::bool_true);
+    d.set("second_id", std::to_string(p.parents[1]));
+    d.set("second_status", second ? status_name(second->status) : "?");
+    d.set("second_source", ctx.parents[1].source);
+  }
+  if (!directives.empty()) {
+    mu::data dir;
+    dir.set("items", items(directives));
+    d.set("directives", dir);
+  }
+  if (ctx.best.id && (!parent || ctx.best.id != parent->id)) {
+    if (const NodeRecord* b = g.find(ctx.best.id)) {
+      mu::data ex;
+      mu::data list{mu::data::type::list};
+      mu::data e;
+      e.set("id", std::to_string(b->id));
+      e.set("speedup", std::to_string(b->fitness));
+      list.push_back(e);
+      ex.set("items", list);
+      d.set("exemplars", ex);
+    }
+  }
+  if (kb_) {
+    auto hits = kb_->search({query, hardware_, spec_.name, 2});
+    if (!hits.empty()) {
+      mu::data list{mu::data::type::list};
+      for (auto& h : hits)
+        for (auto& doc : kb_->documents())
+          if (doc.path == h.path) {
+            mu::data e;
+            e.set("title", doc.title);
+            e.set("path", doc.path);
+            e.set("text", doc.body.substr(0, 2500));
+            list.push_back(e);
+          }
+      mu::data kn;
+      kn.set("items", list);
+      d.set("knowledge", kn);
+    }
+  }
+  mu::mustache sys(t_.system), user(t_.child);
+  mu::data sd;
+  sd.set("hardware", hardware_);
+  return {sys.render(sd), user.render(d)};
+}
+
+Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng&, const OperatorContext& ctx) {
+  auto [system, user] = prompts(p, g, ctx);
+  std::string note, transcript;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::string asked = note.empty() ? user : user + "\n\n# Note\nYour previous reply could not be used: " + note +
+                                                        ". Answer with the complete source in one ```cpp block.";
+    auto reply = client_->complete(system, asked);
+    if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
+    transcript += (transcript.empty() ? "" : "\n\n----- retry -----\n") + reply->text;
+    auto code = extract_code(reply->text);
+    if (!code) {
+      note = code.error();
+      continue;
+    }
+    Offspring o;
+    o.candidate.source = *code;
+    o.candidate.provenance = "llm " + client_->config().model + " (" + p.op + ")";
+    o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
+    o.prompt = "[system]\n" + system + "\n[user]\n" + asked;
+    o.reply = transcript;
+    return o;
+  }
+  return Expected<Offspring>::failure("LLM replies could not be used after 3 attempts: " + note);
+}
+
+}  // namespace kevolve

@@ -1,0 +1,50 @@
+// LlmOperator: the universal operator. For every proposal it writes one prompt from the runtime context —
+// problem and reference, target hardware and its constraints, the parent's source, the evaluator's report
+// on it, a diagnosis with directives, the best kernel so far, and knowledge-base notes retrieved for the
+// situation — using the mustache templates in knowledge/prompts/, asks the LLM, and extracts the kernel
+// from the reply. A reply without usable code is retried (bounded) with the reason; the prompt and reply
+// are returned so the search stores them with the node.
+#pragma once
+#include <memory>
+
+#include "knowledge/knowledge_base.hpp"
+#include "runtime/llm/llm_client.hpp"
+#include "runtime/operators/operator.hpp"
+#include "runtime/records/problem.hpp"
+
+namespace kevolve {
+
+struct PromptTemplates {
+  std::string system, child;
+  static Expected<PromptTemplates> load(const std::string& knowledge_root);
+};
+
+// The kernel in a reply: the last fenced ```cpp / ```c++ / ``` block (or the whole reply when it is bare
+// code). A diff, or a reply without `kevolve_kernel`, is an error that says why.
+Expected<std::string> extract_code(const std::string& reply);
+
+class LlmOperator : public Operator {
+ public:
+  LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec, std::string reference_formula,
+              std::string hardware, std::string hardware_constraints, std::shared_ptr<KnowledgeBase> kb, int concurrency);
+  std::string name() const override { return "llm"; }
+  using Operator::make;
+  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) override;
+  bool can_repair() const override { return true; }
+  bool needs_context() const override { return true; }
+  bool blocks() const override { return true; }
+  int concurrency() const override { return concurrency_; }
+
+  // The two prompts for a proposal (exposed for tests and docs).
+  std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const;
+
+ private:
+  std::shared_ptr<llm::LlmClient> client_;
+  PromptTemplates t_;
+  ProblemSpec spec_;
+  std::string reference_, hardware_, constraints_;
+  std::shared_ptr<KnowledgeBase> kb_;
+  int concurrency_;
+};
+
+}  // namespace kevolve

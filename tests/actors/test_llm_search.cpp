@@ -1,0 +1,129 @@
+// The universal operator through the whole engine: a real HTTP server on 127.0.0.1 plays the LLM, the
+// CPU backend compiles, verifies and times what it writes, the prompts carry the runtime context, and
+// prompts and replies are stored with their nodes. Also: `kevolve run` refuses an LLM config that
+// cannot work (no key, nobody listening) at start.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../runtime/llm/fake_llm_server.hpp"
+#include "actors/engine/engine.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "runtime/operators/llm_operator.hpp"
+#include "runtime/problem_loader.hpp"
+#include "storage/store.hpp"
+
+using namespace kevolve;
+namespace fs = std::filesystem;
+using Server = kevolve::test::FakeLlmServer;
+
+namespace {
+
+std::string softmax_kernel(int variant) {
+  return "```cpp\n// variant " + std::to_string(variant) +
+         "\n#include \"kevolve_kernel.h\"\n#include <algorithm>\n#include <cmath>\n"
+         "extern \"C\" int kevolve_kernel(const kv_args* a) {\n"
+         "  const float* x = static_cast<const float*>(a->inputs[0].data);\n"
+         "  float* y = static_cast<float*>(a->outputs[0].data);\n"
+         "  const int64_t R = a->inputs[0].shape[0], C = a->inputs[0].shape[1];\n"
+         "  for (int64_t r = 0; r < R; ++r) {\n"
+         "    float m = x[r * C];\n"
+         "    for (int64_t c = 1; c < C; ++c) m = std::max(m, x[r * C + c]);\n"
+         "    double s = 0;\n"
+         "    for (int64_t c = 0; c < C; ++c) s += std::exp(double(x[r * C + c]) - m);\n"
+         "    for (int64_t c = 0; c < C; ++c) y[r * C + c] = float(std::exp(double(x[r * C + c]) - m) / s);\n"
+         "  }\n  return 0;\n}\n```\nA plain two-pass softmax.";
+}
+
+int run_cli(const std::string& config, std::string& out) {
+  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + config + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("an LLM-driven search: prompts with context, replies turned into evaluated kernels", "[llm][engine]") {
+  Server server;
+  server.push({200, Server::openai_body("Sorry, I would rather explain softmax in prose.")});  // unusable: retried
+  for (int v = 1; v <= 3; ++v) server.push({200, Server::openai_body(softmax_kernel(v))});
+  const std::string root = std::string(KEVOLVE_SOURCE_DIR) + "/knowledge";
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "fixture-model";
+  lc.retries = 0;
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto prompts = PromptTemplates::load(root);
+  REQUIRE(prompts);
+  auto kb = KnowledgeBase::load(root);
+  REQUIRE(kb);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  REQUIRE(spec);
+  auto op = std::make_shared<LlmOperator>(*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2", "vector_width_bytes = 32",
+                                          *kb, 1);
+
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-search-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c;
+  c.problem = spec->file;
+  c.search_id = "llm";
+  c.op = "llm";
+  c.max_in_flight = 1;
+  c.budget.max_evaluations = 3;
+  c.store = dir;
+  c.checkpoint_seconds = 0;
+  c.eval.min_time_s = 0.02;
+  c.eval.min_reps = 5;
+  auto s = run_search(c, *spec, op, {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 3);
+  CHECK(s->correct == 3);
+
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  auto p1 = (*store)->artifact("llm", 1, "prompt");
+  REQUIRE(p1);
+  CHECK(p1->find("# Problem: softmax_small") != std::string::npos);
+  CHECK(p1->find("Write a first, simple and correct kernel") != std::string::npos);
+  CHECK(p1->find("vector_width_bytes = 32") != std::string::npos);          // the target's constraints
+  CHECK(p1->find("could not be used") != std::string::npos);                 // the retry said why
+  CHECK((*store)->artifact("llm", 1, "reply")->find("prose") != std::string::npos);  // transcript kept
+  auto p2 = (*store)->artifact("llm", 2, "prompt");
+  REQUIRE(p2);
+  CHECK(p2->find("Make the kernel below faster") != std::string::npos);
+  CHECK(p2->find("// variant 1") != std::string::npos);                      // the parent's source
+  CHECK(p2->find("What the evaluator reported") != std::string::npos);      // its report
+  CHECK(p2->find("Diagnosis and directives") != std::string::npos);
+  CHECK(p2->find("Notes from the knowledge base") != std::string::npos);
+  CHECK(server.requests().size() == 4);
+  CHECK((*client)->usage().requests == 4);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("kevolve run refuses an LLM config without its key or endpoint, at start", "[llm][cli]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-cfg-" + std::to_string(getpid()))).string();
+  fs::create_directories(dir);
+  const std::string cfg = dir + "/llm.toml";
+  unsetenv("KEVOLVE_TEST_ABSENT_KEY");
+  std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nprovider = \"anthropic\"\n"
+                        "endpoint = \"http://127.0.0.1:1/v1/messages\"\nmodel = \"m\"\napi_key_env = \"KEVOLVE_TEST_ABSENT_KEY\"\n"
+                        "[store]\npath = \"" << dir << "/store\"\n";
+  std::string out;
+  CHECK(run_cli(cfg, out) == 2);
+  CHECK(out.find("KEVOLVE_TEST_ABSENT_KEY is not set") != std::string::npos);
+
+  std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nprovider = \"openai\"\n"
+                        "endpoint = \"http://127.0.0.1:1/v1/chat/completions\"\nmodel = \"m\"\n[store]\npath = \"" << dir << "/store\"\n";
+  out.clear();
+  CHECK(run_cli(cfg, out) == 2);
+  CHECK(out.find("cannot connect to 127.0.0.1:1") != std::string::npos);
+  fs::remove_all(dir);
+}
