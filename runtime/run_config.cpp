@@ -97,7 +97,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       if (!top.count(std::string(k.str())))
         r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm or null)");
     }
-    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "seed", "max_in_flight", "build_workers", "devices",
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "seed", "max_in_flight", "build_workers", "devices",
                                 "retime_top", "retime_min_time"});
     if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
     r.get(s, "search", "problem", c.problem);
@@ -108,8 +108,12 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(s, "search", "operator", c.op);
     r.get(s, "search", "template", c.template_name);
     r.get(s, "search", "hardware", c.hardware);
-    if (c.op != "template" && c.op != "null" && c.op != "llm")
-      r.fail("search.operator", "'" + c.op + "' (expected template, llm, or null with the null backend)");
+    r.get(s, "search", "replay_store", c.replay_store);
+    r.get(s, "search", "replay_search", c.replay_search);
+    if (c.op != "template" && c.op != "null" && c.op != "llm" && c.op != "replay")
+      r.fail("search.operator", "'" + c.op + "' (expected template, llm, replay, or null with the null backend)");
+    if (c.op == "replay" && (c.replay_store.empty() || c.replay_search.empty()))
+      r.fail("search.replay_store", "operator = \"replay\" needs replay_store (a store path) and replay_search (a search id)");
     if (c.op == "null" && c.backend != "null") r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
     r.get(s, "search", "seed", c.seed, 0, 9e15);
     r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);

@@ -22,6 +22,7 @@ struct RunConfig {
   std::string hardware = "x86-avx2";  // knowledge/hardware/<this>: notes and constraints for prompts
   llm::LlmConfig llm;              // operator = "llm"
   int llm_concurrency = 2;         // LLM requests in flight at once
+  std::string replay_store, replay_search;  // operator = "replay": the recorded search to replay
   uint64_t seed = 1;
   int max_in_flight = 4;           // candidates proposed but not yet scored
   int build_workers = 0;           // compile farm size; 0 = number of cores

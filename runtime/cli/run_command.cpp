@@ -17,6 +17,8 @@
 #include "knowledge/knowledge_base.hpp"
 #include "runtime/operators/llm_operator.hpp"
 #include "runtime/operators/null_operator.hpp"
+#include "runtime/operators/replay_operator.hpp"
+#include "storage/store.hpp"
 #include "runtime/operators/template_operator.hpp"
 #include "runtime/run_config.hpp"
 
@@ -55,6 +57,25 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
                                          constraints, *kb, c.llm_concurrency));
 }
 
+// The nodes of a recorded search, in order, with their sources, prompts and replies.
+Expected<std::vector<RecordedNode>> load_recording(const std::string& store_path, const std::string& search) {
+  using R = Expected<std::vector<RecordedNode>>;
+  auto store = Store::open(store_path, true);
+  if (!store) return R::failure("search.replay_store: " + store.error());
+  if (auto rec = (*store)->search(search); !rec) return R::failure("search.replay_search: " + rec.error());
+  std::vector<RecordedNode> out;
+  for (auto& n : (*store)->nodes(search)) {
+    RecordedNode r;
+    r.id = n.id;
+    if (auto s = (*store)->artifact(search, n.id, "source")) r.source = *s;
+    if (auto p = (*store)->artifact(search, n.id, "prompt")) r.prompt = *p;
+    if (auto y = (*store)->artifact(search, n.id, "reply")) r.reply = *y;
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) return R::failure("search.replay_search: '" + search + "' has no recorded nodes");
+  return out;
+}
+
 EvalOptions retime_options(const RunConfig& c) {
   EvalOptions o = c.eval;
   o.min_time_s = c.retime_min_time;
@@ -90,6 +111,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   std::shared_ptr<Operator> op;
   if (c.op == "null") {
     op = std::make_shared<NullOperator>();
+  } else if (c.op == "replay") {
+    auto recorded = load_recording(c.replay_store, c.replay_search);
+    if (!recorded) { std::cerr << "kevolve run: " << config_path << ": " << recorded.error() << "\n"; return 2; }
+    op = std::make_shared<ReplayOperator>(std::move(*recorded));
   } else if (c.op == "llm") {
     auto made = make_llm_operator(c, *spec);
     if (!made) { std::cerr << "kevolve run: " << config_path << ": " << made.error() << "\n"; return 2; }

@@ -105,7 +105,31 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   CHECK(p2->find("Notes from the knowledge base") != std::string::npos);
   CHECK(server.requests().size() == 4);
   CHECK((*client)->usage().requests == 4);
+  store->reset();
+
+  // Replay: the same kernels again through `kevolve run`, without any endpoint.
+  const std::string cfg = dir + "-replay.toml";
+  std::ofstream(cfg) << "[search]\nproblem = \"" << spec->file << "\"\nid = \"again\"\noperator = \"replay\"\n"
+                     << "replay_store = \"" << dir << "\"\nreplay_search = \"llm\"\nmax_in_flight = 1\nretime_top = 1\n"
+                     << "retime_min_time = 0.05\n[budget]\nevaluations = 3\n[store]\npath = \"" << dir << "-replay\"\n"
+                     << "checkpoint_seconds = 0\n[eval]\nmin_time = 0.02\nmin_reps = 5\n";
+  std::string out;
+  CHECK(run_cli(cfg + " --out " + dir + "-replay-out", out) == 0);
+  INFO(out);
+  CHECK(server.requests().size() == 4);  // nothing new asked
+  auto original = Store::open(dir, true);
+  auto replayed = Store::open(dir + "-replay", true);
+  REQUIRE(original);
+  REQUIRE(replayed);
+  CHECK((*replayed)->nodes("again").size() == 3);
+  for (uint64_t id = 1; id <= 3; ++id) {
+    CHECK(*(*replayed)->artifact("again", id, "source") == *(*original)->artifact("llm", id, "source"));
+    CHECK(*(*replayed)->artifact("again", id, "prompt") == *(*original)->artifact("llm", id, "prompt"));
+  }
   fs::remove_all(dir);
+  fs::remove_all(dir + "-replay");
+  fs::remove_all(dir + "-replay-out");
+  fs::remove(cfg);
 }
 
 TEST_CASE("kevolve run refuses an LLM config without its key or endpoint, at start", "[llm][cli]") {
