@@ -157,7 +157,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     c.eval.seed = c.seed;
 
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
-                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out"});
+                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget"});
     if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
     r.get(l, "llm", "endpoint", c.llm.endpoint);
@@ -171,6 +171,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(l, "llm", "concurrency", c.llm_concurrency, 1, 256);
     r.get(l, "llm", "cost_per_mtok_in", c.llm.cost_per_mtok_in, 0, 1e6);
     r.get(l, "llm", "cost_per_mtok_out", c.llm.cost_per_mtok_out, 0, 1e6);
+    r.get(l, "llm", "token_budget", c.llm.token_budget, 0, 1e12);
+    r.get(l, "llm", "cost_budget", c.llm.cost_budget, 0, 1e9);
 
     auto n = r.table("null", {"delay_ms", "ledger"});
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);

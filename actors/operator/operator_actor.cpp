@@ -44,6 +44,7 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
           } else {
             r.error = child.error();
           }
+          r.stop = self->state.op->exhausted();
         };
         const size_t lanes = std::min<size_t>(batch.size(), static_cast<size_t>(std::max(1, self->state.op->concurrency())));
         if (lanes <= 1) {

@@ -33,6 +33,7 @@ struct MakeReply {
   Params params;
   Candidate candidate;
   std::string prompt, reply;  // stored with the node when the operator talks to an LLM
+  std::string stop;           // set when the operator will make nothing more (e.g. its budget is spent)
 };
 
 // node -> build farm: compile one candidate for a backend.

@@ -57,7 +57,7 @@ template <class F> typename F::result_type inspect(F& f, MakeRequest& x) {
            x.parent_reports, x.best_id, x.best_source);
 }
 template <class F> typename F::result_type inspect(F& f, MakeReply& x) {
-  return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate, x.prompt, x.reply);
+  return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate, x.prompt, x.reply, x.stop);
 }
 template <class F> typename F::result_type inspect(F& f, BuildJob& x) {
   return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);

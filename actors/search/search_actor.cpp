@@ -124,8 +124,10 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
   auto& st = self->state;
   st.making -= static_cast<int64_t>(props.size());
   st.operator_requests -= 1;
+  std::string stop_reason;  // acted on once this batch's children are queued for commit
   for (size_t i = 0; i < replies.size() && i < props.size(); ++i) {
     MakeReply& r = replies[i];
+    if (!r.stop.empty()) stop_reason = r.stop;
     if (!r.ok || st.graph.has_params(r.params)) {
       ++st.make_failures;
       continue;
@@ -148,6 +150,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
   }
   if (st.make_failures > 200) stop(self, "the operator cannot propose anything new");
   commit(self);
+  if (!stop_reason.empty()) stop(self, stop_reason);
   fill(self);
 }
 

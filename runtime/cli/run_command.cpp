@@ -147,6 +147,11 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   std::cerr << "kevolve: search " << c.search_id << " on " << spec->name << " (" << c.strategy.name << ", " << c.backend
             << " backend), store " << c.store << "\n";
   auto status = run_search(c, *spec, op, eo);
+  if (auto* l = dynamic_cast<LlmOperator*>(op.get())) {
+    const auto u = l->usage();
+    std::cerr << (tty ? "\n" : "") << "kevolve: LLM " << c.llm.model << ": " << u.requests << " requests (" << u.failures
+              << " failed), " << u.input_tokens << " input + " << u.output_tokens << " output tokens, cost " << u.cost << "\n";
+  }
   if (tty) std::cerr << "\n";
   if (!status) { std::cerr << "kevolve run: " << status.error() << "\n"; return g_interrupted ? 130 : 1; }
   std::cerr << "kevolve: finished: " << status->stop_reason << "\n";

@@ -69,7 +69,16 @@ Expected<Completion> LlmClient::parse(const std::string& body) const {
   return c;
 }
 
+std::string LlmClient::budget_exhausted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c_.token_budget > 0 && usage_.input_tokens + usage_.output_tokens >= c_.token_budget)
+    return "LLM token budget of " + std::to_string(c_.token_budget) + " used up";
+  if (c_.cost_budget > 0 && usage_.cost >= c_.cost_budget) return "LLM cost budget of " + std::to_string(c_.cost_budget) + " used up";
+  return {};
+}
+
 Expected<Completion> LlmClient::complete(const std::string& system, const std::string& user) {
+  if (auto why = budget_exhausted(); !why.empty()) return Expected<Completion>::failure(why);
   std::map<std::string, std::string> headers;
   if (c_.provider == "anthropic") {
     headers["anthropic-version"] = "2023-06-01";

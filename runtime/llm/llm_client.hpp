@@ -24,6 +24,8 @@ struct LlmConfig {
   int retries = 4;                   // extra attempts after the first
   double backoff_s = 1.0;            // first back-off; doubles each retry, capped at 60 s
   double cost_per_mtok_in = 0, cost_per_mtok_out = 0;  // for the cost figure
+  int64_t token_budget = 0;          // input + output tokens for the whole search; 0 = no limit
+  double cost_budget = 0;            // in the cost unit above; 0 = no limit
 };
 
 struct Completion {
@@ -44,6 +46,8 @@ class LlmClient {
 
   Expected<Completion> complete(const std::string& system, const std::string& user);
   Usage usage() const;
+  // Why no more requests will be made ("" while within the budgets).
+  std::string budget_exhausted() const;
   const LlmConfig& config() const { return c_; }
 
  private:

@@ -34,6 +34,8 @@ class LlmOperator : public Operator {
   bool needs_context() const override { return true; }
   bool blocks() const override { return true; }
   int concurrency() const override { return concurrency_; }
+  std::string exhausted() const override { return client_->budget_exhausted(); }
+  llm::Usage usage() const { return client_->usage(); }
 
   // The two prompts for a proposal (exposed for tests and docs).
   std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const;

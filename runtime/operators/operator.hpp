@@ -42,6 +42,8 @@ class Operator {
   virtual bool blocks() const { return false; }
   // How many make() calls may run at once.
   virtual int concurrency() const { return 1; }
+  // Why the operator will make nothing more (a spent budget); "" while it can go on.
+  virtual std::string exhausted() const { return {}; }
   // Whether failed nodes can be given to this operator for repair.
   virtual bool can_repair() const = 0;
 };

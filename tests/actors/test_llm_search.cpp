@@ -151,3 +151,37 @@ TEST_CASE("kevolve run refuses an LLM config without its key or endpoint, at sta
   CHECK(out.find("cannot connect to 127.0.0.1:1") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm][engine]") {
+  Server server;
+  for (int v = 1; v <= 5; ++v) server.push({200, Server::openai_body(softmax_kernel(v), 11, 7)});
+  const std::string root = std::string(KEVOLVE_SOURCE_DIR) + "/knowledge";
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "fixture-model";
+  lc.token_budget = 36;  // two replies of 18 tokens
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)", "x86-avx2", "",
+                                          nullptr, 1);
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-budget-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c;
+  c.problem = spec->file;
+  c.search_id = "budget";
+  c.op = "llm";
+  c.max_in_flight = 1;
+  c.budget.max_evaluations = 10;
+  c.store = dir;
+  c.checkpoint_seconds = 0;
+  c.eval.min_time_s = 0.02;
+  c.eval.min_reps = 5;
+  auto s = run_search(c, *spec, op, {});
+  REQUIRE(s);
+  CHECK(s->finished);
+  CHECK(s->stop_reason.find("token budget") != std::string::npos);
+  CHECK(s->evaluated == 2);
+  CHECK(server.requests().size() == 2);
+  fs::remove_all(dir);
+}

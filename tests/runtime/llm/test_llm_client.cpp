@@ -146,3 +146,18 @@ TEST_CASE("an unreachable endpoint fails with a clear message", "[llm]") {
   REQUIRE_FALSE(r);
   CHECK(r.error().find("cannot connect") != std::string::npos);
 }
+
+TEST_CASE("a token budget stops further requests", "[llm]") {
+  Server s;
+  auto c = config(s);
+  c.token_budget = 120;
+  s.push({200, Server::openai_body("```cpp\nkevolve_kernel\n```", 100, 50)});
+  s.push({200, Server::openai_body("never asked")});
+  auto cl = client(c);
+  REQUIRE(cl->complete("s", "u"));
+  CHECK_FALSE(cl->budget_exhausted().empty());
+  auto r = cl->complete("s", "u");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("token budget") != std::string::npos);
+  CHECK(s.requests().size() == 1);
+}
