@@ -22,6 +22,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   SearchSetup setup;
   setup.keep_context = op->needs_context();
   setup.config = config;
+  setup.config.strategy.repair = op->can_repair();  // failed nodes go back to operators that can fix them
   setup.spec = spec;
   if (auto existing = store->search(config.search_id)) {
     if (existing->problem != spec.name)

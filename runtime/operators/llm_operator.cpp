@@ -179,6 +179,9 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
     }
   }
   mu::mustache sys(t_.system), user(t_.child);
+  const auto verbatim = [](const std::string& s) { return s; };  // prompts are text, not HTML
+  sys.set_custom_escape(verbatim);
+  user.set_custom_escape(verbatim);
   mu::data sd;
   sd.set("hardware", hardware_);
   return {sys.render(sd), user.render(d)};
