@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <kainjow/mustache.hpp>
@@ -21,10 +22,37 @@ Params KernelTemplate::defaults() const {
   return p;
 }
 
+namespace {
+
+// Evaluates `a OP b`; nullopt when an expression cannot be evaluated (e.g. an unknown symbol).
+std::optional<bool> holds(const std::string& c, const std::map<std::string, int64_t>& sym, std::string& error) {
+  static const char* const ops[] = {"<=", ">=", "==", "!=", "<", ">"};
+  for (const char* op : ops) {
+    const auto at = c.find(op);
+    if (at == std::string::npos) continue;
+    std::string e1, e2;
+    auto l = eval_expr(c.substr(0, at), sym, e1), r = eval_expr(c.substr(at + std::strlen(op)), sym, e2);
+    if (!l || !r) {
+      error = e1 + e2;
+      return std::nullopt;
+    }
+    const std::string o = op;
+    return o == "<=" ? *l <= *r : o == ">=" ? *l >= *r : o == "==" ? *l == *r : o == "!=" ? *l != *r : o == "<" ? *l < *r : *l > *r;
+  }
+  error = "no comparison operator";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string KernelTemplate::violated(const Params& p) const {
-  std::map<std::string, int64_t> sym;
+  std::map<std::string, int64_t> sym = hardware;
   for (auto& d : params)
     if (d.numeric) sym[d.name] = std::stoll(p.at(d.name));
+  for (auto& c : hardware_constraints) {
+    std::string err;
+    if (auto ok = holds(c, sym, err); ok && !*ok) return c + " (hardware)";
+  }
   for (auto& c : constraints) {
     static const char* const ops[] = {"<=", ">=", "==", "!=", "<", ">"};
     for (const char* op : ops) {
@@ -89,6 +117,11 @@ Expected<KernelTemplate> load_template(const std::string& dir) {
   std::stringstream ss;
   ss << in.rdbuf();
   k.source = ss.str();
+  if (auto hs = t["hardware_constraints"].as_array())
+    for (auto&& c : *hs) {
+      if (!c.is_string()) return R::failure(file + ": key 'hardware_constraints': expected an array of strings");
+      k.hardware_constraints.push_back(*c.value<std::string>());
+    }
   if (auto cs = t["constraints"].as_array())
     for (auto&& c : *cs) {
       if (!c.is_string()) return R::failure(file + ": key 'constraints': expected an array of strings");

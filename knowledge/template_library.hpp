@@ -1,6 +1,7 @@
 // Kernel templates of the knowledge base (knowledge/templates/<backend>/<problem>/): a mustache source
 // and a declared parameter space with constraints. Loading validates everything and names the file/key.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct KernelTemplate {
   std::string source;               // mustache text
   std::vector<ParamDef> params;
   std::vector<std::string> constraints;  // "unroll * vec <= 64"
+  // Constraints over parameters and hardware numbers ("vec * 4 <= vector_width_bytes"); one that names a
+  // number the target does not give is not applied.
+  std::vector<std::string> hardware_constraints;
+  std::map<std::string, int64_t> hardware;  // the target's numbers (HardwareProfile::numbers)
   std::string dir;
 
   Params defaults() const;

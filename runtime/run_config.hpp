@@ -19,7 +19,7 @@ struct RunConfig {
   std::string backend = "cpu";     // cpu | null (synthetic, for engine benchmarks and tests)
   std::string op = "template";     // operator
   std::string template_name;       // knowledge/templates/<backend>/<this>; default: the problem's name
-  std::string hardware = "x86-avx2";  // knowledge/hardware/<this>: notes and constraints for prompts
+  std::string hardware = "auto";   // knowledge/hardware/<this>: constraints for templates and prompts; auto = this CPU
   llm::LlmConfig llm;              // operator = "llm"
   int llm_concurrency = 2;         // LLM requests in flight at once
   std::string replay_store, replay_search;  // operator = "replay": the recorded search to replay

@@ -14,6 +14,7 @@
 #include "knowledge/template_library.hpp"
 #include "runtime/cli/problem_lookup.hpp"
 #include "runtime/cli/report_writer.hpp"
+#include "knowledge/hardware_profile.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "runtime/operators/llm_operator.hpp"
 #include "runtime/operators/null_operator.hpp"
@@ -24,6 +25,8 @@
 
 namespace kevolve::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::atomic<bool> g_interrupted{false};
 std::atomic<bool> g_checkpoint{false};
@@ -46,15 +49,11 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!prompts) return R::failure(prompts.error());
   auto kb = KnowledgeBase::load(root);
   if (!kb) return R::failure(kb.error());
-  std::string constraints;
-  if (std::ifstream in(root + "/hardware/" + c.hardware + "/constraints.toml"); in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    constraints = ss.str();
-  }
+  auto hw = load_hardware(root, c.hardware);
+  if (!hw) return R::failure("search.hardware: " + hw.error());
   return R(std::make_shared<LlmOperator>(*client, *prompts, spec,
                                          spec.description + " (PyTorch reference: " + spec.reference + ")", c.hardware,
-                                         constraints, *kb, c.llm_concurrency));
+                                         hw->text, *kb, c.llm_concurrency));
 }
 
 // The nodes of a recorded search, in order, with their sources, prompts and replies.
@@ -106,6 +105,7 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   if (!cfg) { std::cerr << "kevolve run: " << cfg.error() << "\n"; return 2; }
   RunConfig c = *cfg;
   if (!store_override.empty()) c.store = store_override;
+  if (c.hardware == "auto") c.hardware = detect_cpu_target();
   auto spec = resolve_problem(c.problem, {});
   if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
   std::shared_ptr<Operator> op;
@@ -122,6 +122,9 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   } else {
     auto t = find_template("cpu", c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
     if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
+    auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
+    if (!hw) { std::cerr << "kevolve run: " << config_path << ": search.hardware: " << hw.error() << "\n"; return 2; }
+    t->hardware = hw->numbers;
     op = std::make_shared<TemplateOperator>(*t);
   }
   if (out.empty()) out = "kevolve-out/" + c.search_id;
