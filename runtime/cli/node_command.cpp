@@ -15,7 +15,7 @@ void add_node_command(CLI::App& app, int& exit_code) {
   auto store_path = std::make_shared<std::string>();
   cmd->add_option("config", *config, "The search's config")->required()->check(CLI::ExistingFile);
   cmd->add_option("node", *id, "Node id")->required();
-  cmd->add_option("--artifact", *artifact, "Print only this artifact (source, prompt, reply, report, compile_log, runner_log)");
+  cmd->add_option("--artifact", *artifact, "Print only this artifact (source, prompt, reply, report, diagnosis, compile_log, runner_log)");
   cmd->add_option("--store", *store_path, "Store folder (overrides [store] path)");
   cmd->callback([=, &exit_code] {
     auto cfg = load_run_config(*config);
@@ -42,7 +42,7 @@ void add_node_command(CLI::App& app, int& exit_code) {
     std::cout << "params:";
     for (auto& [k, v] : n->params) std::cout << " " << k << "=" << v;
     std::cout << "\n";
-    for (const char* kind : {"prompt", "reply", "source", "report", "compile_log", "runner_log"})
+    for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "runner_log"})
       if (auto a = (*store)->artifact(cfg->search_id, *id, kind)) std::cout << "\n===== " << kind << " =====\n" << *a << "\n";
     exit_code = 0;
   });

@@ -143,6 +143,9 @@ TEST_CASE("a real CPU search compiles, verifies and times template kernels throu
     INFO("node " << n.id << ": " << status_name(n.status) << " " << n.message);
     CHECK(n.status == EvalStatus::ok);  // every template instance is a correct kernel
     CHECK((*store)->artifact("cpu-test", n.id, "report"));
+    auto diag = (*store)->artifact("cpu-test", n.id, "diagnosis");
+    REQUIRE(diag);
+    CHECK(diag->find("-bound") != std::string::npos);  // a correct node gets a bound classification
   }
   store->reset();
 
