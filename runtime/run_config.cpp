@@ -157,11 +157,23 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     c.eval.seed = c.seed;
 
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
-                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget"});
+                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget",
+                             "models"});
     if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
     r.get(l, "llm", "endpoint", c.llm.endpoint);
     r.get(l, "llm", "model", c.llm.model);
+    if (l && l->contains("models")) {
+      auto arr = (*l)["models"].as_array();
+      if (!arr) r.fail("llm.models", "expected an array of { name = \"MODEL\", weight = W } tables");
+      for (auto&& e : *arr) {
+        auto t = e.as_table();
+        auto name = t ? (*t)["name"].value<std::string>() : std::nullopt;
+        auto weight = t ? (*t)["weight"].value<double>() : std::nullopt;
+        if (!name || !weight || *weight <= 0) r.fail("llm.models", "every entry needs name = \"MODEL\" and weight > 0");
+        c.llm.ensemble.emplace_back(*name, *weight);
+      }
+    }
     r.get(l, "llm", "api_key_env", c.llm.api_key_env);
     r.get(l, "llm", "temperature", c.llm.temperature, 0, 2);
     r.get(l, "llm", "max_tokens", c.llm.max_tokens, 1, 1e6);

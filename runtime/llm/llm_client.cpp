@@ -15,7 +15,9 @@ Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
   using R = Expected<std::shared_ptr<LlmClient>>;
   if (c.provider != "openai" && c.provider != "anthropic")
     return R::failure("llm.provider: '" + c.provider + "' (expected openai or anthropic)");
-  if (c.model.empty()) return R::failure("llm.model: missing (expected the model name the endpoint serves)");
+  if (c.model.empty() && c.ensemble.empty()) return R::failure("llm.model: missing (expected the model name the endpoint serves)");
+  for (auto& [m, w] : c.ensemble)
+    if (m.empty() || !(w > 0)) return R::failure("llm.models: every entry needs a name and a weight > 0");
   auto url = parse_url(c.endpoint);
   if (!url) return R::failure("llm.endpoint: " + url.error());
   std::string key;
@@ -28,10 +30,10 @@ Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
   return R(std::shared_ptr<LlmClient>(new LlmClient(c, *url, key)));
 }
 
-std::string LlmClient::request_body(const std::string& system, const std::string& user) const {
+std::string LlmClient::request_body(const std::string& model, const std::string& system, const std::string& user) const {
   using json::number;
   using json::quote;
-  std::string b = "{\"model\":" + quote(c_.model) + ",\"max_tokens\":" + std::to_string(c_.max_tokens) +
+  std::string b = "{\"model\":" + quote(model) + ",\"max_tokens\":" + std::to_string(c_.max_tokens) +
                   ",\"temperature\":" + number(c_.temperature);
   if (c_.provider == "anthropic")
     return b + ",\"system\":" + quote(system) + ",\"messages\":[{\"role\":\"user\",\"content\":" + quote(user) + "}]}";
@@ -77,7 +79,7 @@ std::string LlmClient::budget_exhausted() const {
   return {};
 }
 
-Expected<Completion> LlmClient::complete(const std::string& system, const std::string& user) {
+Expected<Completion> LlmClient::complete(const std::string& system, const std::string& user, const std::string& model) {
   if (auto why = budget_exhausted(); !why.empty()) return Expected<Completion>::failure(why);
   std::map<std::string, std::string> headers;
   if (c_.provider == "anthropic") {
@@ -86,7 +88,7 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
   } else if (!key_.empty()) {
     headers["authorization"] = "Bearer " + key_;
   }
-  const std::string body = request_body(system, user);
+  const std::string body = request_body(model.empty() ? c_.model : model, system, user);
   std::string last_error;
   for (int attempt = 0; attempt <= c_.retries; ++attempt) {
     double wait = std::min(60.0, c_.backoff_s * std::pow(2.0, attempt));

@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/expected.hpp"
 #include "runtime/llm/http_client.hpp"
@@ -17,6 +19,7 @@ struct LlmConfig {
   std::string provider = "openai";   // openai | anthropic
   std::string endpoint;              // full URL, e.g. http://127.0.0.1:8000/v1/chat/completions
   std::string model;
+  std::vector<std::pair<std::string, double>> ensemble;  // several models with weights; empty = `model` alone
   std::string api_key_env;           // name of the environment variable holding the key ("" = none)
   double temperature = 0.7;
   int max_tokens = 4096;
@@ -44,7 +47,8 @@ class LlmClient {
   // Checks the config (provider, endpoint URL, model, key present when named). Errors say which key.
   static Expected<std::shared_ptr<LlmClient>> create(const LlmConfig& c);
 
-  Expected<Completion> complete(const std::string& system, const std::string& user);
+  // `model` overrides the config's model (an ensemble member); "" = the config's.
+  Expected<Completion> complete(const std::string& system, const std::string& user, const std::string& model = "");
   Usage usage() const;
   // Why no more requests will be made ("" while within the budgets).
   std::string budget_exhausted() const;
@@ -52,7 +56,7 @@ class LlmClient {
 
  private:
   LlmClient(LlmConfig c, Url url, std::string key) : c_(std::move(c)), url_(std::move(url)), key_(std::move(key)) {}
-  std::string request_body(const std::string& system, const std::string& user) const;
+  std::string request_body(const std::string& model, const std::string& system, const std::string& user) const;
   Expected<Completion> parse(const std::string& body) const;
   std::string redact(std::string text) const;  // the key never leaves in a message, even if a server echoes it
 

@@ -187,13 +187,25 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   return {sys.render(sd), user.render(d)};
 }
 
-Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng&, const OperatorContext& ctx) {
+std::string LlmOperator::pick_model(Rng& rng) const {
+  const auto& e = client_->config().ensemble;
+  if (e.empty()) return client_->config().model;
+  double total = 0;
+  for (auto& [m, w] : e) total += w;
+  double x = std::uniform_real_distribution<double>(0, total)(rng);
+  for (auto& [m, w] : e)
+    if ((x -= w) <= 0) return m;
+  return e.back().first;
+}
+
+Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
   auto [system, user] = prompts(p, g, ctx);
+  const std::string model = pick_model(rng);
   std::string note, transcript;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const std::string asked = note.empty() ? user : user + "\n\n# Note\nYour previous reply could not be used: " + note +
                                                         ". Answer with the complete source in one ```cpp block.";
-    auto reply = client_->complete(system, asked);
+    auto reply = client_->complete(system, asked, model);
     if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
     transcript += (transcript.empty() ? "" : "\n\n----- retry -----\n") + reply->text;
     auto code = extract_code(reply->text);
@@ -203,9 +215,9 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
     }
     Offspring o;
     o.candidate.source = *code;
-    o.candidate.provenance = "llm " + client_->config().model + " (" + p.op + ")";
+    o.candidate.provenance = "llm " + model + " (" + p.op + ")";
     o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
-    o.prompt = "[system]\n" + system + "\n[user]\n" + asked;
+    o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;
     o.reply = transcript;
     return o;
   }

@@ -37,6 +37,9 @@ class LlmOperator : public Operator {
   std::string exhausted() const override { return client_->budget_exhausted(); }
   llm::Usage usage() const { return client_->usage(); }
 
+  // The model for one request: the config's, or one of the ensemble drawn by weight.
+  std::string pick_model(Rng& rng) const;
+
   // The two prompts for a proposal (exposed for tests and docs).
   std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const;
 

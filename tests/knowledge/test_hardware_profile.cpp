@@ -71,3 +71,23 @@ TEST_CASE("dropping a hardware folder constrains templates and prompts for that 
   CHECK(user.find("128-bit SIMD only") != std::string::npos);
   fs::remove_all(root);
 }
+
+TEST_CASE("an LLM ensemble draws its models by weight, deterministically for a seed", "[llm]") {
+  llm::LlmConfig lc;
+  lc.endpoint = "http://127.0.0.1:9/v1/chat/completions";
+  lc.ensemble = {{"big", 3.0}, {"small", 1.0}};
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/gelu/problem.toml");
+  LlmOperator op(*client, *PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"), *spec, "gelu", "x86-avx2", "",
+                 nullptr, 1);
+  Rng a(5), b(5);
+  int big = 0;
+  for (int i = 0; i < 400; ++i) {
+    const std::string m = op.pick_model(a);
+    CHECK(m == op.pick_model(b));
+    big += m == "big";
+  }
+  CHECK(big > 250);  // about 300 of 400 expected at weights 3:1
+  CHECK(big < 350);
+}

@@ -161,3 +161,15 @@ TEST_CASE("a token budget stops further requests", "[llm]") {
   CHECK(r.error().find("token budget") != std::string::npos);
   CHECK(s.requests().size() == 1);
 }
+
+TEST_CASE("an ensemble request names the model chosen for it", "[llm]") {
+  Server s;
+  auto c = config(s);
+  c.ensemble = {{"big-model", 3.0}, {"small-model", 1.0}};
+  s.push({200, Server::openai_body("x")});
+  auto cl = client(c);
+  REQUIRE(cl->complete("s", "u", "small-model"));
+  CHECK(s.requests().at(0).body.find("\"model\":\"small-model\"") != std::string::npos);
+  c.ensemble = {{"", 1.0}};
+  CHECK_FALSE(LlmClient::create(c));
+}
