@@ -51,3 +51,12 @@ TEST_CASE("config mistakes name the file, key and expectation", "[config]") {
   e = error_of("[search\n");
   CHECK(e.find("TOML syntax error") != std::string::npos);
 }
+
+TEST_CASE("the shipped LLM example config loads", "[config]") {
+  auto c = load_run_config(std::string(KEVOLVE_SOURCE_DIR) + "/configs/llm-example.toml");
+  REQUIRE(c);
+  CHECK(c->op == "llm");
+  CHECK(c->llm.provider == "openai");
+  CHECK(c->llm.token_budget == 2000000);
+  CHECK(c->hardware == "auto");
+}
