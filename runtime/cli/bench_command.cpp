@@ -1,4 +1,5 @@
 #include "runtime/cli/bench_command.hpp"
+#include "runtime/cli/directed_bench.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -142,6 +143,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   engine->add_option("--in-flight", *in_flight, "Candidates in flight at most")->capture_default_str()->check(CLI::Range(101, 10000000));
   engine->add_flag("--json", *as_json, "Print one JSON object");
   engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json); });
+  add_directed_bench(*bench, exit_code);
 }
 
 }  // namespace kevolve::cli

@@ -125,7 +125,9 @@ int run(const std::string& config_path, std::string out, const std::string& stor
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
     if (!hw) { std::cerr << "kevolve run: " << config_path << ": search.hardware: " << hw.error() << "\n"; return 2; }
     t->hardware = hw->numbers;
-    op = std::make_shared<TemplateOperator>(*t);
+    auto top = std::make_shared<TemplateOperator>(*t);
+    if (c.directed) top->follow_directives(*spec);
+    op = top;
   }
   if (out.empty()) out = "kevolve-out/" + c.search_id;
   std::signal(SIGINT, on_signal);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/operators/diagnosis.hpp"
+
 namespace kevolve {
 
 Params TemplateOperator::mutate(const Params& parent, Rng& rng) const {
@@ -23,6 +25,35 @@ Params TemplateOperator::mutate(const Params& parent, Rng& rng) const {
     }
     p[d.name] = d.values[static_cast<size_t>(next)];
   }
+  return p;
+}
+
+Params TemplateOperator::directed_mutate(const Params& parent, const std::string& summary, Rng& rng) const {
+  std::uniform_real_distribution<double> coin(0, 1);
+  const bool memory = summary.rfind("memory-bound", 0) == 0, compute = summary.rfind("compute-bound", 0) == 0;
+  if ((!memory && !compute) || coin(rng) < 0.25) return mutate(parent, rng);
+  static const char* const widths[] = {"threads", "vec", "unroll", "chunk", "block", "group", "dchunk"};
+  std::vector<const ParamDef*> raise, change;
+  for (auto& d : t_.params) {
+    const auto cur = std::find(d.values.begin(), d.values.end(), parent.at(d.name));
+    bool width = false;
+    for (auto w : widths) width |= d.name == w;
+    if (width && d.numeric && cur + 1 < d.values.end()) raise.push_back(&d);
+    if (!d.numeric) change.push_back(&d);
+  }
+  Params p = parent;
+  if (compute && !change.empty() && (raise.empty() || coin(rng) < 0.6)) {
+    const ParamDef* d = change[std::uniform_int_distribution<size_t>(0, change.size() - 1)(rng)];
+    std::vector<std::string> others;
+    for (auto& v : d->values)
+      if (v != parent.at(d->name)) others.push_back(v);
+    if (!others.empty()) p[d->name] = others[std::uniform_int_distribution<size_t>(0, others.size() - 1)(rng)];
+    return p;
+  }
+  if (raise.empty()) return mutate(parent, rng);
+  const ParamDef* d = raise[std::uniform_int_distribution<size_t>(0, raise.size() - 1)(rng)];
+  const auto cur = std::find(d->values.begin(), d->values.end(), parent.at(d->name));
+  p[d->name] = *(cur + 1);
   return p;
 }
 
@@ -59,7 +90,8 @@ Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph&
     Params child = p.op == "crossover" && parents.size() == 2
                        ? (attempt < 8 ? crossover(parents[0]->params, parents[1]->params, rng)
                                       : mutate(crossover(parents[0]->params, parents[1]->params, rng), rng))
-                       : mutate(parents[0]->params, rng);
+                       : directed_ && attempt < 16 ? directed_mutate(parents[0]->params, diagnose(*parents[0], spec_, "").summary, rng)
+                                                   : mutate(parents[0]->params, rng);
     if (!t_.violated(child).empty() || g.has_params(child)) continue;
     return finish(child, p.op + " of node " + std::to_string(parents[0]->id) +
                              (parents.size() > 1 ? " and " + std::to_string(parents[1]->id) : ""));

@@ -2,9 +2,15 @@
 // mutate = move one or two parameters one step (sometimes a random jump) within the constraints;
 // crossover = take each parameter from either parent; migrate = mutate an immigrant from another island.
 // Never proposes a parameter set the graph already holds.
+// Directed mode (follow_directives): a mutation follows the parent's diagnosis instead of picking a
+// parameter blindly — memory-bound: raise a parallelism or width parameter (threads, vec, unroll, chunk,
+// block, group); compute-bound: change an algorithm choice (a string parameter) or raise vec. One in four
+// mutations stays blind, to keep exploring. The diagnosis uses the node's timing and the problem's
+// roofline only, never the answer.
 #pragma once
 #include "knowledge/template_library.hpp"
 #include "runtime/operators/operator.hpp"
+#include "runtime/records/problem.hpp"
 
 namespace kevolve {
 
@@ -20,10 +26,19 @@ class TemplateOperator : public Operator {
   // Pure helpers, exposed for tests.
   Params mutate(const Params& parent, Rng& rng) const;
   Params crossover(const Params& a, const Params& b, Rng& rng) const;
+  Params directed_mutate(const Params& parent, const std::string& diagnosis_summary, Rng& rng) const;
+
+  // Turns directed mode on; the spec gives the roofline figures the diagnosis needs.
+  void follow_directives(const ProblemSpec& spec) {
+    spec_ = spec;
+    directed_ = true;
+  }
 
  private:
   Expected<Offspring> finish(const Params& params, const std::string& how) const;
   KernelTemplate t_;
+  bool directed_ = false;
+  ProblemSpec spec_;
 };
 
 }  // namespace kevolve

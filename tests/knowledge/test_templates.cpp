@@ -6,6 +6,10 @@
 #include <unistd.h>
 
 #include "knowledge/template_library.hpp"
+#include "runtime/operators/template_operator.hpp"
+
+#include <algorithm>
+#include <stdexcept>
 
 using namespace kevolve;
 namespace fs = std::filesystem;
@@ -35,4 +39,33 @@ TEST_CASE("template errors name the file and key", "[templates]") {
   REQUIRE_FALSE(t);
   CHECK(t.error().find("params[0].default") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("directed mutation follows the diagnosis: widen when memory-bound, change the algorithm when compute-bound", "[templates]") {
+  auto t = find_template("cpu", "rmsnorm_fwd", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
+  REQUIRE(t);
+  TemplateOperator op(*t);
+  const Params start = t->defaults();
+  Rng rng(9);
+  int widened = 0, changed_algorithm = 0;
+  for (int i = 0; i < 100; ++i) {
+    Params p = op.directed_mutate(start, "memory-bound: 12.0 GB/s achieved at 0.50 flop/byte", rng);
+    for (const char* w : {"threads", "chunk", "vec"})
+      if (p.at(w) != start.at(w)) {
+        const auto& values = [&]() -> const std::vector<std::string>& {
+          for (auto& d : t->params)
+            if (d.name == w) return d.values;
+          throw std::logic_error("no such parameter");
+        }();
+        const auto a = std::find(values.begin(), values.end(), start.at(w)), b = std::find(values.begin(), values.end(), p.at(w));
+        widened += b == a + 1;
+      }
+    Params q = op.directed_mutate(start, "compute-bound: 80.0 GFLOP/s at 8.00 flop/byte", rng);
+    changed_algorithm += q.at("acc") != start.at("acc");
+  }
+  CHECK(widened >= 60);            // 3 in 4 are directed, each raising one width parameter by one step
+  CHECK(changed_algorithm >= 40);  // the only string parameter of this template is the accumulator type
+  // Without a bound in the diagnosis it is a blind mutation.
+  Params blind = op.directed_mutate(start, "incorrect: mismatch", rng);
+  CHECK(blind != start);
 }
