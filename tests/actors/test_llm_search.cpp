@@ -39,6 +39,22 @@ std::string softmax_kernel(int variant) {
          "  }\n  return 0;\n}\n```\nA plain two-pass softmax.";
 }
 
+// A one-at-a-time LLM search on a fresh store in `dir`, with quick timing (tests check verdicts, not speed).
+RunConfig llm_search_config(const ProblemSpec& spec, const std::string& dir, const std::string& id, int64_t budget) {
+  fs::remove_all(dir);
+  RunConfig c;
+  c.problem = spec.file;
+  c.search_id = id;
+  c.op = "llm";
+  c.max_in_flight = 1;
+  c.budget.max_evaluations = budget;
+  c.store = dir;
+  c.checkpoint_seconds = 0;
+  c.eval.min_time_s = 0.02;
+  c.eval.min_reps = 5;
+  return c;
+}
+
 int run_cli(const std::string& config, std::string& out) {
   const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + config + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -71,18 +87,7 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
                                           *kb, 1);
 
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-search-" + std::to_string(getpid()))).string();
-  fs::remove_all(dir);
-  RunConfig c;
-  c.problem = spec->file;
-  c.search_id = "llm";
-  c.op = "llm";
-  c.max_in_flight = 1;
-  c.budget.max_evaluations = 3;
-  c.store = dir;
-  c.checkpoint_seconds = 0;
-  c.eval.min_time_s = 0.02;
-  c.eval.min_reps = 5;
-  auto s = run_search(c, *spec, op, {});
+  auto s = run_search(llm_search_config(*spec, dir, "llm", 3), *spec, op, {});
   REQUIRE(s);
   CHECK(s->evaluated == 3);
   CHECK(s->correct == 3);
@@ -166,18 +171,7 @@ TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm]
   auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)", "x86-avx2", "",
                                           nullptr, 1);
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-budget-" + std::to_string(getpid()))).string();
-  fs::remove_all(dir);
-  RunConfig c;
-  c.problem = spec->file;
-  c.search_id = "budget";
-  c.op = "llm";
-  c.max_in_flight = 1;
-  c.budget.max_evaluations = 10;
-  c.store = dir;
-  c.checkpoint_seconds = 0;
-  c.eval.min_time_s = 0.02;
-  c.eval.min_reps = 5;
-  auto s = run_search(c, *spec, op, {});
+  auto s = run_search(llm_search_config(*spec, dir, "budget", 10), *spec, op, {});
   REQUIRE(s);
   CHECK(s->finished);
   CHECK(s->stop_reason.find("token budget") != std::string::npos);
