@@ -179,12 +179,6 @@ class RocksStore : public Store {
     return true;
   }
 
-  Expected<bool> flush() override {
-    auto st = db_->Flush(rocksdb::FlushOptions(), handles_);
-    if (!st.ok()) return Expected<bool>::failure("flush: " + st.ToString());
-    return true;
-  }
-
  private:
   rocksdb::ColumnFamilyHandle* cf(size_t i) { return handles_[i]; }
   rocksdb::DB* db_ = nullptr;

@@ -55,8 +55,6 @@ class Store {
   virtual Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) = 0;
   // A consistent copy of the whole store in `dir` (which must not exist), usable as a store.
   virtual Expected<bool> checkpoint(const std::string& dir) = 0;
-  // Flushes memtables to disk so a later open need not replay the log.
-  virtual Expected<bool> flush() = 0;
 };
 
 // Record encodings (also used when records cross processes).

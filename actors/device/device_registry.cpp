@@ -102,7 +102,6 @@ device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryStat
       [self](atoms::eval_atom, EvalJob& job) -> caf::typed_response_promise<EvalResult> {
         auto rp = self->make_response_promise<EvalResult>();
         self->state.queue.emplace_back(std::move(job), rp);
-        self->state.peak_queue = std::max(self->state.peak_queue, self->state.queue.size());
         farm_dispatch<std::remove_pointer_t<decltype(self)>, RegistryState, atoms::eval_atom, EvalJob, EvalResult>(self, self->state);
         return rp;
       },

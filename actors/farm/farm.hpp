@@ -16,7 +16,6 @@ struct FarmState {
   std::vector<Handle> workers;
   std::vector<int> busy;  // outstanding requests per worker
   std::deque<std::pair<Job, caf::typed_response_promise<Result>>> queue;
-  size_t peak_queue = 0;
 };
 
 // Dispatches queued jobs to free workers. `route(job, worker index)` says whether a worker may take a job.

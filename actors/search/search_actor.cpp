@@ -17,7 +17,6 @@ struct SearchState {
   std::unique_ptr<Strategy> strategy;
   Rng rng;
   Clock::time_point started;
-  double resumed_elapsed = 0;
   int64_t since_best = 0;
   double best = 0;
   int64_t in_flight = 0;          // dispatched to node actors, not yet scored
@@ -38,7 +37,7 @@ struct SearchState {
 using Self = search_actor::stateful_pointer<SearchState>;
 
 double elapsed(const SearchState& st) {
-  return st.resumed_elapsed + std::chrono::duration<double>(Clock::now() - st.started).count();
+  return std::chrono::duration<double>(Clock::now() - st.started).count();  // per run: a resumed search starts its clock again
 }
 
 SearchStatus status(const SearchState& st) {
