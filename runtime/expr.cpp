@@ -1,6 +1,8 @@
 #include "runtime/expr.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace kevolve {
 namespace {
@@ -37,6 +39,9 @@ struct Parser {
       size_t j = i;
       while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
       const std::string name = s.substr(i, j - i);
+      size_t k = j;
+      while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+      if (k < s.size() && s[k] == '(') return call(name, k + 1, v);
       auto it = sym.find(name);
       if (it == sym.end()) return fail("unknown symbol '" + name + "'");
       v = static_cast<double>(it->second);
@@ -44,6 +49,27 @@ struct Parser {
       return true;
     }
     return fail(std::string("unexpected character '") + c + "'");
+  }
+  // name(a, b) for the two-argument functions cdiv (rounds up), min and max; `at` is past the '('.
+  bool call(const std::string& name, size_t at, double& v) {
+    if (name != "cdiv" && name != "min" && name != "max") return fail("unknown function '" + name + "' (expected cdiv, min or max)");
+    i = at;
+    double a, b;
+    if (!sum(a)) return false;
+    skip();
+    if (i >= s.size() || s[i] != ',') return fail(name + " takes two arguments");
+    ++i;
+    if (!sum(b)) return false;
+    skip();
+    if (i >= s.size() || s[i] != ')') return fail("missing ')' after the arguments of " + name);
+    ++i;
+    if (name == "cdiv") {
+      if (b == 0) return fail("division by zero");
+      v = std::ceil(a / b);
+    } else {
+      v = name == "min" ? std::min(a, b) : std::max(a, b);
+    }
+    return true;
   }
   bool product(double& v) {
     if (!primary(v)) return false;

@@ -1,4 +1,5 @@
-// Integer arithmetic expressions over shape symbols ("4*T*H*2 + 4*H", "F+1"): + - * / and parentheses.
+// Arithmetic expressions over shape symbols ("4*T*H*2 + 4*H", "cdiv(T, 4)"): + - * / and parentheses,
+// and the functions cdiv(a, b) (division rounded up), min(a, b), max(a, b).
 #pragma once
 #include <cstdint>
 #include <map>

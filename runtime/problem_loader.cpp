@@ -139,7 +139,7 @@ class Loader {
     // Shapes first: tensor shapes and roofline expressions are checked against the bench symbols.
     auto shapes = root.get_as<toml::table>("shapes");
     if (!shapes) fail("shapes", "missing (expected [shapes.bench] and at least two [[shapes.verify]])");
-    only_keys(*shapes, "shapes", {"bench", "verify"});
+    only_keys(*shapes, "shapes", {"bench", "bench_cuda", "verify"});
     auto bench = shapes->get_as<toml::table>("bench");
     if (!bench) fail("shapes.bench", "missing (expected a table of symbol sizes, e.g. T = 4096)");
     p.bench = binding(*bench, "shapes.bench");
@@ -160,6 +160,18 @@ class Loader {
         if (!p.bench.count(k)) fail(w + "." + k, "not a symbol of shapes.bench");
       }
       p.verify.push_back(std::move(b));
+    }
+
+    if (auto bc = shapes->get_as<toml::table>("bench_cuda")) {
+      p.bench_cuda = binding(*bc, "shapes.bench_cuda");
+      for (auto& [k, v] : p.bench) {
+        (void)v;
+        if (!p.bench_cuda.count(k)) fail("shapes.bench_cuda." + k, "missing (every shape must give the symbols of shapes.bench)");
+      }
+      for (auto& [k, v] : p.bench_cuda) {
+        (void)v;
+        if (!p.bench.count(k)) fail("shapes.bench_cuda." + k, "not a symbol of shapes.bench");
+      }
     }
 
     auto tensors = [&](const char* key, bool inputs) {

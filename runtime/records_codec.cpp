@@ -63,6 +63,7 @@ void encode(wire::Writer& w, const ProblemSpec& p) {
   w.u32(static_cast<uint32_t>(p.tolerances.size()));
   for (auto& [d, t] : p.tolerances) { w.u32(static_cast<uint32_t>(d)); w.f64(t.atol); w.f64(t.rtol); }
   put(w, p.bench);
+  put(w, p.bench_cuda);
   w.u32(static_cast<uint32_t>(p.verify.size()));
   for (auto& b : p.verify) put(w, b);
 }
@@ -85,6 +86,7 @@ void decode(wire::Reader& r, ProblemSpec& p) {
     p.tolerances[d] = Tolerance{a, r.f64()};
   }
   get(r, p.bench);
+  get(r, p.bench_cuda);
   p.verify.resize(r.u32());
   for (auto& b : p.verify) get(r, b);
 }
@@ -93,6 +95,7 @@ void encode(wire::Writer& w, const EvalOptions& o) {
   for (int v : {o.threads, o.trials, o.warmup, o.min_reps, o.max_reps}) w.i64(v);
   w.f64(o.min_time_s); w.f64(o.call_timeout_s);
   w.i64(o.memory_limit_mb); w.i64(o.cpu_limit_s); w.i64(static_cast<int64_t>(o.seed)); w.i64(o.rotate_bytes);
+  w.str(o.arch);
   w.u32(o.detectors.bits);
 }
 
@@ -100,6 +103,7 @@ void decode(wire::Reader& r, EvalOptions& o) {
   for (int* v : {&o.threads, &o.trials, &o.warmup, &o.min_reps, &o.max_reps}) *v = static_cast<int>(r.i64());
   o.min_time_s = r.f64(); o.call_timeout_s = r.f64();
   o.memory_limit_mb = r.i64(); o.cpu_limit_s = r.i64(); o.seed = static_cast<uint64_t>(r.i64()); o.rotate_bytes = r.i64();
+  o.arch = r.str();
   o.detectors.bits = r.u32();
 }
 
@@ -119,8 +123,8 @@ void decode(wire::Reader& r, EvalRequest& q) {
 
 void encode(wire::Writer& w, const EvalResult& e) {
   w.u32(static_cast<uint32_t>(e.status));
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log}) w.str(*s);
-  for (double d : {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops}) w.f64(d);
+  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile}) w.str(*s);
+  for (double d : {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps}) w.f64(d);
   w.i64(e.trials); w.i64(e.shapes);
   put(w, e.reference); put(w, e.candidate);
   w.u32(e.detectors.bits);
@@ -128,8 +132,8 @@ void encode(wire::Writer& w, const EvalResult& e) {
 
 void decode(wire::Reader& r, EvalResult& e) {
   e.status = static_cast<EvalStatus>(r.u32());
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log}) *s = r.str();
-  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops}) *d = r.f64();
+  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile}) *s = r.str();
+  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps}) *d = r.f64();
   e.trials = static_cast<int>(r.i64()); e.shapes = static_cast<int>(r.i64());
   get(r, e.reference); get(r, e.candidate);
   e.detectors.bits = r.u32();

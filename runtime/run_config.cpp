@@ -104,7 +104,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     if (c.problem.empty()) r.fail("search.problem", "missing (expected a problem name such as \"rmsnorm_fwd\")");
     r.get(s, "search", "id", c.search_id);
     r.get(s, "search", "backend", c.backend);
-    if (c.backend != "cpu" && c.backend != "null") r.fail("search.backend", "'" + c.backend + "' (expected cpu or null)");
+    if (c.backend != "cpu" && c.backend != "cuda" && c.backend != "null")
+      r.fail("search.backend", "'" + c.backend + "' (expected cpu, cuda or null)");
     r.get(s, "search", "operator", c.op);
     r.get(s, "search", "template", c.template_name);
     r.get(s, "search", "hardware", c.hardware);
@@ -147,7 +148,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(so, "store", "path", c.store);
     r.get(so, "store", "checkpoint_seconds", c.checkpoint_seconds, 0, 1e9);
 
-    auto e = r.table("eval", {"threads", "trials", "min_time", "min_reps", "max_reps", "timeout", "memory_mb"});
+    auto e = r.table("eval", {"threads", "trials", "min_time", "min_reps", "max_reps", "timeout", "memory_mb", "arch"});
     r.get(e, "eval", "threads", c.eval.threads, 0, 4096);
     r.get(e, "eval", "trials", c.eval.trials, 5, 1000);
     r.get(e, "eval", "min_time", c.eval.min_time_s, 0.001, 600);
@@ -155,6 +156,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(e, "eval", "max_reps", c.eval.max_reps, 1, 1e6);
     r.get(e, "eval", "timeout", c.eval.call_timeout_s, 0.1, 3600);
     r.get(e, "eval", "memory_mb", c.eval.memory_limit_mb, 16, 1e7);
+    r.get(e, "eval", "arch", c.eval.arch);
+    if (c.eval.arch.rfind("sm_", 0) != 0) r.fail("eval.arch", "'" + c.eval.arch + "' (expected a real architecture such as sm_90)");
     c.eval.seed = c.seed;
 
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",

@@ -1,7 +1,7 @@
 #include "actors/build/build_farm.hpp"
 
 #include "actors/farm/farm.hpp"
-#include "backends/cpu/cpu_backend.hpp"
+#include "backends/backend.hpp"
 
 namespace kevolve {
 namespace {
@@ -15,7 +15,7 @@ build_actor::behavior_type build_worker(build_actor::pointer) {
           o.build.ok = true;
           return o;
         }
-        cpu::BuiltCandidate b = cpu::build(job.candidate, job.options);
+        BuiltCandidate b = build_candidate(job.backend, job.candidate, job.options);
         o.build = b.build;
         o.dir = b.dir;
         if (b.verdict) {

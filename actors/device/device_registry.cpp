@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "actors/farm/farm.hpp"
-#include "backends/cpu/cpu_backend.hpp"
+#include "backends/backend.hpp"
 #include "runtime/records_codec.hpp"
 
 namespace kevolve {
@@ -25,7 +25,7 @@ namespace {
 
 struct DeviceState {
   DeviceSetup setup;
-  std::unique_ptr<cpu::CpuBackend> backend;
+  std::unique_ptr<Backend> backend;
   std::map<std::string, ProblemSpec> specs;
   int ledger = -1;
   ~DeviceState() {
@@ -52,7 +52,7 @@ EvalResult null_eval(DeviceState& st, const EvalJob& job) {
 
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
-  if (setup.backend == "cpu") self->state.backend = std::make_unique<cpu::CpuBackend>();
+  if (setup.backend != "null") self->state.backend = make_backend(setup.backend);
   if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   return {
       [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
@@ -73,7 +73,7 @@ device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> s
           r.message = "this device has no spec for problem '" + job.problem + "' or no " + job.backend + " backend";
           return r;
         }
-        cpu::BuiltCandidate b;
+        BuiltCandidate b;
         b.build = job.build.build;
         b.dir = job.build.dir;
         b.entry = job.build.entry;

@@ -1,6 +1,6 @@
 #include "actors/node/node_actor.hpp"
 
-#include "backends/cpu/cpu_backend.hpp"
+#include "backends/backend.hpp"
 
 namespace kevolve {
 namespace {
@@ -44,12 +44,12 @@ void evaluate(Self self, BuildOutcome built) {
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
           [self, dir = built.dir](EvalResult r) {
-            cpu::remove_build_dir(dir);
+            remove_build_dir(dir);
             self->state.task.node.state = NodeState::evaluated;
             report(self, std::move(r));
           },
           [self, dir = built.dir](caf::error& e) {
-            cpu::remove_build_dir(dir);
+            remove_build_dir(dir);
             report(self, harness_failure("device", e, self));
           });
 }

@@ -218,7 +218,7 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   StoreBatch b;
   b.nodes.push_back({st.s.record.id, n});
   const std::string id = st.s.record.id;
-  const std::string report = r.message + (r.where.empty() ? "" : "\nwhere: " + r.where);
+  const std::string report = r.message + (r.where.empty() ? "" : "\nwhere: " + r.where) + (r.profile.empty() ? "" : "\n" + r.profile);
   b.artifacts.push_back({id, {n.id, "report", report}});
   if (st.s.keep_context)
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
@@ -229,6 +229,7 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
     for (auto& line : d.directives) text += "\n- " + line;
     b.artifacts.push_back({id, {n.id, "diagnosis", text}});
   }
+  if (!r.profile.empty()) b.artifacts.push_back({id, {n.id, "profile", r.profile}});
   if (!r.runner_log.empty()) b.artifacts.push_back({id, {n.id, "runner_log", r.runner_log}});
   self->send(st.s.store, atoms::write_atom::value, std::move(b));
   if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);

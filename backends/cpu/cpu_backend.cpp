@@ -1,62 +1,34 @@
 #include "backends/cpu/cpu_backend.hpp"
 
-#include <cstdlib>
-#include <filesystem>
-
 #include "backends/cpu/build/compiler.hpp"
 #include "backends/cpu/build/source_scan.hpp"
 
 namespace kevolve::cpu {
 
-namespace {
-
-EvalResult verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d) {
-  EvalResult r;
-  r.status = s;
-  r.reason = std::move(reason);
-  r.message = std::move(message);
-  r.detectors = d;
-  return r;
-}
-
-std::string make_private_dir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kevolve-build-XXXXXX";
-  return mkdtemp(pattern.data()) ? pattern : std::string();
-}
-
-}  // namespace
-
-void remove_build_dir(const std::string& dir) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-}
-
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
   b.entry = c.entry;
   if (c.language != "cpp") {
-    b.verdict = verdict(EvalStatus::harness_error, "language",
+    b.verdict = make_verdict(EvalStatus::harness_error, "language",
                         "the CPU backend builds C++ candidates; this one is '" + c.language + "'", o.detectors);
     return b;
   }
   if (o.detectors.on(Detector::isolation))
     if (auto f = scan_source(c.source)) {
-      b.verdict = verdict(EvalStatus::rejected, "isolation",
+      b.verdict = make_verdict(EvalStatus::rejected, "isolation",
                           "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
                           o.detectors);
       return b;
     }
-  b.dir = make_private_dir();
+  b.dir = make_build_dir();
   if (b.dir.empty()) {
-    b.verdict = verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR", o.detectors);
+    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR", o.detectors);
     return b;
   }
   b.build = compile_cpu(c, b.dir);
   if (!b.build.ok) {
     const auto first = b.build.log.find("error");
-    EvalResult r = verdict(EvalStatus::compile_error, "compiler",
+    EvalResult r = make_verdict(EvalStatus::compile_error, "compiler",
                            first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400), o.detectors);
     r.compile_log = b.build.log;
     b.verdict = r;
@@ -70,7 +42,7 @@ EvalResult CpuBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b
   if (b.verdict) return *b.verdict;
   if (!started_) {
     std::string err;
-    if (!worker_.start(evaluator_, err)) return verdict(EvalStatus::harness_error, "worker", err, o.detectors);
+    if (!worker_.start(evaluator_, err)) return make_verdict(EvalStatus::harness_error, "worker", err, o.detectors);
     started_ = true;
   }
   EvalResult e = worker_.evaluate(EvalRequest{spec, b.build.artifact, b.entry, o});
@@ -80,13 +52,6 @@ EvalResult CpuBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b
   }
   e.compile_log = b.build.log;
   return e;
-}
-
-EvalResult CpuBackend::evaluate_source(const ProblemSpec& spec, const Candidate& c, const EvalOptions& o) {
-  BuiltCandidate b = build(c, o);
-  EvalResult r = evaluate(spec, b, o);
-  remove_build_dir(b.dir);
-  return r;
 }
 
 }  // namespace kevolve::cpu

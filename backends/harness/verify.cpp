@@ -39,6 +39,14 @@ double load(const void* p, DType d, int64_t i) {
 
 }  // namespace
 
+uint64_t poison_pattern(DType d) {
+  switch (dtype_size(d)) {
+    case 8: return dtype_is_integer(d) ? kPoisonI64 : kPoison64;
+    case 4: return dtype_is_integer(d) ? kPoisonI32 : kPoison32;
+    default: return kPoison16;
+  }
+}
+
 void poison_fill(void* p, DType d, int64_t n) {
   switch (dtype_size(d)) {
     case 8: {

@@ -11,6 +11,8 @@ namespace kevolve::harness {
 
 // Fills n elements with the dtype's poison pattern (a NaN payload for floats, 0x5A.. for integers).
 void poison_fill(void* p, DType d, int64_t n);
+// The dtype's poison pattern as one element's bits (in the low dtype_size(d) bytes), for device-side fills.
+uint64_t poison_pattern(DType d);
 // Number of elements still holding the poison pattern; `first` gets the first such index (or -1).
 int64_t count_poisoned(const void* p, DType d, int64_t n, int64_t& first);
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "backends/cpu/cpu_backend.hpp"
+#include "backends/backend.hpp"
 #include "runtime/json.hpp"
 #include "runtime/cli/problem_lookup.hpp"
 #include "runtime/problem_loader.hpp"
@@ -14,7 +14,7 @@ namespace kevolve::cli {
 namespace {
 
 struct EvalArgs {
-  std::string problem, candidate, entry;
+  std::string problem, candidate, entry, backend = "cpu";
   std::vector<std::string> roots, detectors_off;
   bool json = false;
   EvalOptions options;
@@ -36,7 +36,9 @@ void print_human(const ProblemSpec& p, const EvalResult& r) {
               << r.candidate.p90_ms << ", " << r.candidate.samples << " runs, " << r.candidate.threads << " threads)\n";
     std::cout << "speedup:    " << r.speedup << "x over libtorch\n";
     std::cout << "achieved:   " << r.candidate_gbps << " GB/s, " << r.candidate_gflops << " GFLOP/s (from the spec's roofline bytes/flops)\n";
+    if (!r.device.empty()) std::cout << "device:     " << r.device << "\n";
   }
+  if (!r.profile.empty()) std::cout << "profile:\n" << r.profile << "\n";
   if (r.status == EvalStatus::compile_error) std::cout << "compiler output:\n" << r.compile_log << "\n";
   if (!r.runner_log.empty() && r.status != EvalStatus::ok) std::cout << "candidate stderr:\n" << r.runner_log << "\n";
   if (!r.detectors.all_on()) {
@@ -77,6 +79,7 @@ int run_eval(const EvalArgs& a) {
   c.source = src.str();
   c.entry = a.entry.empty() ? spec->entry : a.entry;
   c.provenance = a.candidate;
+  c.language = a.backend == "cuda" ? "cuda" : "cpp";
   EvalOptions o = a.options;
   for (auto& name : a.detectors_off) {
     Detector d;
@@ -88,8 +91,8 @@ int run_eval(const EvalArgs& a) {
     }
     o.detectors.set(d, false);
   }
-  cpu::CpuBackend backend;
-  const EvalResult r = backend.evaluate_source(*spec, c, o);
+  auto backend = make_backend(a.backend);
+  const EvalResult r = backend->evaluate_source(*spec, c, o);
   if (a.json) print_json(*spec, r);
   else print_human(*spec, r);
   return r.status == EvalStatus::harness_error ? 3 : 0;
@@ -99,9 +102,12 @@ int run_eval(const EvalArgs& a) {
 
 void add_eval_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<EvalArgs>();
-  auto* cmd = app.add_subcommand("eval", "Verify and time one candidate kernel against a problem's libtorch reference (CPU backend)");
+  auto* cmd = app.add_subcommand("eval", "Verify and time one candidate kernel against a problem's libtorch reference");
   cmd->add_option("--problem,-p", a->problem, "Problem name (searched under the problem folders), folder, or problem.toml path")->required();
-  cmd->add_option("--candidate,-c", a->candidate, "C++ source of the candidate (includes kevolve_kernel.h)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--candidate,-c", a->candidate, "Source of the candidate: C++ for cpu, CUDA for cuda (includes kevolve_kernel.h)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--backend", a->backend, "Hardware interpreter: cpu, or cuda (needs kevolve-cuda-eval built on the GPU node)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--arch", a->options.arch, "CUDA: architecture to build for (default sm_90)");
   cmd->add_flag("--json", a->json, "Print one JSON object instead of text");
   cmd->add_option("--entry", a->entry, "Entry point name (default: the spec's, usually kevolve_kernel)");
   cmd->add_option("--problems", a->roots, "Problem folders to search (default: $KEVOLVE_PROBLEMS, ./problems, the installed copy)");

@@ -42,7 +42,7 @@ void add_node_command(CLI::App& app, int& exit_code) {
     std::cout << "params:";
     for (auto& [k, v] : n->params) std::cout << " " << k << "=" << v;
     std::cout << "\n";
-    for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "runner_log"})
+    for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "profile", "runner_log"})
       if (auto a = (*store)->artifact(cfg->search_id, *id, kind)) std::cout << "\n===== " << kind << " =====\n" << *a << "\n";
     exit_code = 0;
   });

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "backends/cpu/cpu_backend.hpp"
+#include "backends/backend.hpp"
 #include "runtime/json.hpp"
 #include "runtime/search/graph.hpp"
 #include "storage/store.hpp"
@@ -138,8 +138,9 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   retimed << "[";
   const NodeRecord* best = top.empty() ? nullptr : top.front();
   EvalResult best_eval;
-  if (q.backend == "cpu" && q.retime_top > 0 && !top.empty()) {
-    cpu::CpuBackend fresh;
+  if (q.backend != "null" && q.retime_top > 0 && !top.empty()) {
+    auto fresh_backend = make_backend(q.backend);
+    Backend& fresh = *fresh_backend;
     double best_retimed = -1;
     for (auto* n : top) {
       auto src = store->artifact(q.search_id, n->id, "source");
@@ -147,6 +148,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
       Candidate c;
       c.source = *src;
       c.entry = q.spec.entry;
+      c.language = q.backend == "cuda" ? "cuda" : "cpp";
       EvalResult r = fresh.evaluate_source(q.spec, c, q.retime);
       retimed << (retimed.tellp() > 1 ? "," : "") << "{\"node_id\":" << n->id << ",\"status\":" << json::quote(status_name(r.status))
               << ",\"search_speedup\":" << json::number(n->fitness) << ",\"speedup\":" << json::number(r.speedup)
@@ -190,14 +192,14 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   bool first = true;
   for (auto& [k, v] : by_status) { js << (first ? "" : ",") << json::quote(k) << ":" << v; first = false; }
   js << "}},\"retimed\":" << retimed.str()
-     << ",\"method\":" << json::quote(q.backend == "cpu" ? "best = highest speedup among the top " + std::to_string(q.retime_top) +
+     << ",\"method\":" << json::quote(q.backend != "null" ? "best = highest speedup among the top " + std::to_string(q.retime_top) +
                                                                " search-time candidates re-timed in a fresh evaluator worker (alternating "
                                                                "candidate and reference passes, median)"
                                                          : "null backend: synthetic fitness, nothing re-timed")
      << "}\n";
   std::ofstream(fs::path(q.out_dir) / "report.json") << js.str();
   if (best) {
-    if (auto src = store->artifact(q.search_id, best->id, "source")) std::ofstream(fs::path(q.out_dir) / "best" / "kernel.cpp") << *src;
+    if (auto src = store->artifact(q.search_id, best->id, "source")) std::ofstream(fs::path(q.out_dir) / "best" / (q.backend == "cuda" ? "kernel.cu" : "kernel.cpp")) << *src;
     std::ofstream(fs::path(q.out_dir) / "best" / "params.json") << params_json(best->params) << "\n";
   }
   std::ostringstream text;

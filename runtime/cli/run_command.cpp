@@ -105,7 +105,7 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   if (!cfg) { std::cerr << "kevolve run: " << cfg.error() << "\n"; return 2; }
   RunConfig c = *cfg;
   if (!store_override.empty()) c.store = store_override;
-  if (c.hardware == "auto") c.hardware = detect_cpu_target();
+  if (c.hardware == "auto") c.hardware = c.backend == "cuda" ? "nvidia-hopper" : detect_cpu_target();
   auto spec = resolve_problem(c.problem, {});
   if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
   std::shared_ptr<Operator> op;
@@ -120,7 +120,7 @@ int run(const std::string& config_path, std::string out, const std::string& stor
     if (!made) { std::cerr << "kevolve run: " << config_path << ": " << made.error() << "\n"; return 2; }
     op = *made;
   } else {
-    auto t = find_template("cpu", c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
+    auto t = find_template(c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
     if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
     if (!hw) { std::cerr << "kevolve run: " << config_path << ": search.hardware: " << hw.error() << "\n"; return 2; }

@@ -20,6 +20,7 @@ struct EvalOptions {
   int64_t cpu_limit_s = 600;    // candidate runner's CPU-time limit
   uint64_t seed = 1;            // base seed of all generated data
   int64_t rotate_bytes = 0;     // total bytes of the timing input rotation; 0 = twice the last-level cache
+  std::string arch = "sm_90";   // CUDA: the device architecture candidates are built for (never PTX-only)
   DetectorSet detectors;
 };
 

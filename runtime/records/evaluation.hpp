@@ -63,6 +63,9 @@ struct EvalResult {
   double speedup = 0;     // reference median / candidate median (0 unless ok)
   double candidate_gbps = 0;    // achieved bytes/s from the roofline bytes, GB/s
   double candidate_gflops = 0;
+  double peak_gbps = 0;   // the device's measured copy bandwidth (CUDA: D2D copy at worker start), 0 if unknown
+  std::string device;     // where it ran (e.g. "NVIDIA H200 (sm_90), driver 13000")
+  std::string profile;    // backend profile feedback: resource use, instruction mix, bound classification
   std::string compile_log;
   std::string runner_log; // tail of the runner's stderr
   DetectorSet detectors;

@@ -22,3 +22,16 @@ TEST_CASE("bad expressions name the problem", "[expr]") {
   CHECK_FALSE(eval_expr("1/0", {}, err));
   CHECK_FALSE(eval_expr("2 3", {}, err));
 }
+
+TEST_CASE("launch expressions: cdiv rounds up, min and max", "[expr]") {
+  std::string err;
+  const std::map<std::string, int64_t> s{{"T", 1000}, {"SMS", 132}};
+  CHECK(*eval_expr("cdiv(T, 8)", s, err) == 125);
+  CHECK(*eval_expr("cdiv(T + 1, 8)", s, err) == 126);
+  CHECK(*eval_expr("min(cdiv(T, 4), SMS * 4)", s, err) == 250);
+  CHECK(*eval_expr("max(T, SMS) * 2", s, err) == 2000);
+  CHECK_FALSE(eval_expr("cdiv(T)", s, err));
+  CHECK(err.find("two arguments") != std::string::npos);
+  CHECK_FALSE(eval_expr("floor(T, 2)", s, err));
+  CHECK(err.find("unknown function 'floor'") != std::string::npos);
+}

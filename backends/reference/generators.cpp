@@ -1,4 +1,4 @@
-#include "backends/cpu/evaluator/generators.hpp"
+#include "backends/reference/generators.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -6,7 +6,7 @@
 
 #include "runtime/expr.hpp"
 
-namespace kevolve::cpu {
+namespace kevolve::reference {
 
 at::ScalarType to_scalar_type(DType d) {
   switch (d) {
@@ -121,4 +121,4 @@ Expected<std::vector<at::Tensor>> make_inputs(const ProblemSpec& spec, const Sha
   return made;
 }
 
-}  // namespace kevolve::cpu
+}  // namespace kevolve::reference

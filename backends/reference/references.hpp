@@ -1,5 +1,6 @@
 // The libtorch references, registered by name (a problem spec's `reference` key). Each is what a user
-// would really run: the fused ATen operator where torch has one, else the plainest composition.
+// would really run: the fused ATen operator where torch has one, else the plainest composition. Shared by
+// the CPU and the CUDA evaluators: every reference runs on the device its inputs are on.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -7,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kevolve::cpu {
+namespace kevolve::reference {
 
 // A reference bound to its inputs: calling it computes the outputs (and is what gets timed).
 using BoundReference = std::function<std::vector<at::Tensor>()>;
@@ -24,4 +25,4 @@ struct Reference {
 const Reference* find_reference(const std::string& name);
 std::vector<std::string> reference_names();
 
-}  // namespace kevolve::cpu
+}  // namespace kevolve::reference

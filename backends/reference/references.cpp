@@ -1,9 +1,10 @@
-#include "backends/cpu/evaluator/references.hpp"
+#include "backends/reference/references.hpp"
 
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/version.h>
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
-namespace kevolve::cpu {
+namespace kevolve::reference {
 namespace {
 
 using Tensors = std::vector<at::Tensor>;
@@ -13,17 +14,24 @@ BoundReference simple(std::function<Tensors(const Tensors&, const Params&)> f, c
   return [f, in, p] { return f(in, p); };
 }
 
+// Fused RMSNorm where this torch has it (2.4+: what F.rms_norm runs), else the plain composition (1.13).
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+constexpr const char* kRmsFormula = "torch.nn.functional.rms_norm(x, [H], weight, eps)";
+at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w, double eps) { return at::rms_norm(x, {x.size(-1)}, w, eps); }
+#else
+constexpr const char* kRmsFormula = "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight (torch < 2.4 has no fused RMSNorm)";
 at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w, double eps) {
   return x * at::rsqrt(x.pow(2).mean(-1, true) + eps) * w;
 }
+#endif
 
 std::vector<Reference> make_registry() {
   std::vector<Reference> r;
-  r.push_back({"rmsnorm_fwd", "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight (torch 1.13 has no fused RMSNorm)", {"x", "weight"},
+  r.push_back({"rmsnorm_fwd", kRmsFormula, {"x", "weight"},
                [](const Tensors& in, const Params& p) {
                  return simple([](const Tensors& i, const Params& q) { return Tensors{rmsnorm(i[0], i[1], q[0])}; }, in, p);
                }});
-  r.push_back({"rmsnorm_bwd", "autograd backward of the rmsnorm_fwd composition (graph built once, backward timed)", {"x", "weight", "dy"},
+  r.push_back({"rmsnorm_bwd", "autograd backward of the rmsnorm_fwd reference (graph built once, backward timed)", {"x", "weight", "dy"},
                [](const Tensors& in, const Params& p) -> BoundReference {
                  auto x = in[0].detach().clone().set_requires_grad(true);
                  auto w = in[1].detach().clone().set_requires_grad(true);
@@ -53,7 +61,7 @@ std::vector<Reference> make_registry() {
                    const auto& keys = i[1];
                    auto idx = at::searchsorted(keys, ids).clamp_max(keys.numel() - 1);
                    return Tensors{at::where(keys.index_select(0, idx.reshape({-1})).reshape(ids.sizes()) == ids, idx,
-                                            at::full({}, -1, at::kLong))};
+                                            at::full({}, -1, ids.options()))};
                  }, in, p);
                }});
   r.push_back({"merge_bucketized_dense",
@@ -62,7 +70,7 @@ std::vector<Reference> make_registry() {
                  return simple([](const Tensors& i, const Params&) {
                    const auto& x = i[0];
                    const auto& b = i[1];
-                   const auto off = i[2].contiguous();
+                   const auto off = i[2].cpu().contiguous();  // the offsets drive a host loop, as in eager PyTorch
                    const int64_t F = x.size(1);
                    const int64_t* o = off.data_ptr<int64_t>();
                    Tensors cols;
@@ -84,9 +92,9 @@ std::vector<Reference> make_registry() {
                    const auto& lengths = i[2];
                    const int64_t K = static_cast<int64_t>(q[0]);
                    const int64_t B = lengths.numel();
-                   auto seg = at::repeat_interleave(at::arange(B, at::kLong), lengths);
+                   auto seg = at::repeat_interleave(at::arange(B, lengths.options()), lengths);
                    auto starts = lengths.cumsum(0) - lengths;
-                   auto pos = at::arange(values.numel(), at::kLong) - starts.index_select(0, seg);
+                   auto pos = at::arange(values.numel(), lengths.options()) - starts.index_select(0, seg);
                    auto keep = pos >= (lengths.index_select(0, seg) - K);
                    return Tensors{values.masked_select(keep), lengths.clamp_max(K)};
                  }, in, p);
@@ -120,4 +128,4 @@ std::vector<std::string> reference_names() {
   return n;
 }
 
-}  // namespace kevolve::cpu
+}  // namespace kevolve::reference

@@ -1,0 +1,54 @@
+#include "backends/backend.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/cuda/cuda_backend.hpp"
+
+namespace kevolve {
+
+EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d) {
+  EvalResult r;
+  r.status = s;
+  r.reason = std::move(reason);
+  r.message = std::move(message);
+  r.detectors = d;
+  return r;
+}
+
+std::string make_build_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kevolve-build-XXXXXX";
+  return mkdtemp(pattern.data()) ? pattern : std::string();
+}
+
+void remove_build_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+EvalResult Backend::evaluate_source(const ProblemSpec& spec, const Candidate& c, const EvalOptions& o) {
+  BuiltCandidate b = build_candidate(name(), c, o);
+  EvalResult r = evaluate(spec, b, o);
+  remove_build_dir(b.dir);
+  return r;
+}
+
+BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o) {
+  if (backend == "cuda") return cuda::build(c, o);
+  if (backend == "cpu") return cpu::build(c, o);
+  BuiltCandidate b;
+  b.verdict = make_verdict(EvalStatus::harness_error, "backend", "no backend named '" + backend + "' (expected cpu or cuda)", o.detectors);
+  return b;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& backend) {
+  if (backend == "cpu") return std::make_unique<cpu::CpuBackend>();
+  if (backend == "cuda") return std::make_unique<cuda::CudaBackend>();
+  return nullptr;
+}
+
+}  // namespace kevolve

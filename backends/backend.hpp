@@ -1,0 +1,43 @@
+// Backend: one hardware interpreter as the actors see it, in two steps that can run on different actors:
+//   build_candidate(): static checks + compilation into a private folder (the compile farm's work)
+//   Backend::evaluate(): the backend's trusted evaluator worker verifies and times the build (a device's work)
+// Implementations: backends/cpu/cpu_backend (g++ + kevolve-cpu-eval), backends/cuda/cuda_backend
+// (NVRTC or nvcc + kevolve-cuda-eval). No torch and no CAF behind this header.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime/records/candidate.hpp"
+#include "runtime/records/eval_request.hpp"
+
+namespace kevolve {
+
+struct BuiltCandidate {
+  BuildResult build;                  // artifact inside `dir` when ok
+  std::string dir;                    // private build folder; remove_build_dir() when done with it
+  std::string entry;
+  std::optional<EvalResult> verdict;  // set when the build step already decided (rejected, compile_error)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Evaluates a build in the backend's (long-lived, restarted when it dies) evaluator worker.
+  virtual EvalResult evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) = 0;
+  // build + evaluate + clean-up.
+  EvalResult evaluate_source(const ProblemSpec& spec, const Candidate& c, const EvalOptions& o);
+  virtual const char* name() const = 0;
+};
+
+// Builds `c` for the named backend (cpu | cuda); never throws. The caller owns the folder in the result.
+BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o);
+// The evaluating side of a backend; nullptr for a name that is not a backend with a worker.
+std::unique_ptr<Backend> make_backend(const std::string& backend);
+void remove_build_dir(const std::string& dir);
+
+// Shared by the implementations: a decided result, and a fresh private folder under $TMPDIR ("" on failure).
+EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d);
+std::string make_build_dir();
+
+}  // namespace kevolve

@@ -1,0 +1,105 @@
+#include "backends/cuda/build/cuda_compiler.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "backends/cpu/build/compiler.hpp"
+#include "backends/cuda/launch_spec.hpp"
+#include "backends/worker_client.hpp"
+
+namespace kevolve::cuda {
+namespace {
+#include "kevolve_kernel_header.inc"  // kKernelHeader: backends/kevolve_kernel.h
+
+namespace fs = std::filesystem;
+
+// A CUDA tool: $CUDA_HOME/bin, /usr/local/cuda/bin, then PATH.
+std::string cuda_tool(const std::string& name) {
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* h = std::getenv(env))
+      if (fs::exists(fs::path(h) / "bin" / name)) return (fs::path(h) / "bin" / name).string();
+  if (fs::exists("/usr/local/cuda/bin/" + name)) return "/usr/local/cuda/bin/" + name;
+  return name;
+}
+
+}  // namespace
+
+BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::string& arch, double timeout_s) {
+  BuildResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string src = dir + "/candidate.cu";
+  std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
+  std::ofstream(src) << c.source;
+  std::string artifact;
+  int rc = 0;
+  if (has_launch_spec(c.source)) {
+    auto l = parse_launch_spec(c.source);
+    if (!l) {
+      r.log = "launch description: " + l.error() + "\n";
+      return r;
+    }
+    artifact = dir + "/candidate.cubin";
+    std::ofstream(artifact + ".launch") << format_launch_spec(*l);
+    rc = cpu::run_captured({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, timeout_s, r.log);
+  } else {
+    artifact = dir + "/candidate.so";
+    const std::string code = arch.substr(3);
+    rc = cpu::run_captured({cuda_tool("nvcc"), "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
+                            "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir, src, "-o", artifact},
+                           timeout_s, r.log);
+    if (rc == 127 || (rc != 0 && r.log.find("No such file") != std::string::npos && r.log.find("nvcc") != std::string::npos))
+      r.log = "nvcc is not installed here (host-code CUDA candidates need it; kernel-only candidates need only NVRTC)\n" + r.log;
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
+  r.ok = rc == 0 && fs::exists(artifact);
+  if (r.ok) {
+    r.artifact = artifact;
+    r.log += "\n== SASS (" + arch + ") ==\n" + sass_profile(artifact);
+  }
+  for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.cu");
+  return r;
+}
+
+std::string sass_profile(const std::string& artifact) {
+  std::string out;
+  const int rc = cpu::run_captured({cuda_tool("cuobjdump"), "-sass", artifact}, 60, out);
+  if (rc != 0) return "unavailable (cuobjdump " + std::string(rc == 127 ? "is not installed" : "failed") + ")\n";
+  std::map<std::string, long> count;
+  long total = 0;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto c = line.find("*/");
+    if (line.find("/*") == std::string::npos || c == std::string::npos) continue;
+    std::istringstream ops(line.substr(c + 2));
+    std::string op;
+    ops >> op;
+    if (op.empty() || op[0] == '{' || op == "}") continue;
+    if (op[0] == '@') ops >> op;  // predicated instruction
+    if (op.empty() || !std::isupper(static_cast<unsigned char>(op[0]))) continue;
+    ++total;
+    const std::string base = op.substr(0, op.find('.'));
+    if (base == "LDG" || base == "STG" || base == "LDS" || base == "STS") {
+      std::string width = "32";
+      for (const char* w : {".128", ".64", ".U16", ".U8", ".S16", ".S8"})
+        if (op.find(w) != std::string::npos) width = std::string(w).substr(1);
+      ++count[base + "." + width];
+    } else if (base == "LDL" || base == "STL" || base == "SHFL" || base == "BAR" || base == "MUFU" || base == "ATOMG" ||
+               base == "RED" || base == "FFMA" || base == "HFMA2") {
+      ++count[base];
+    }
+  }
+  std::ostringstream s;
+  s << "instructions " << total;
+  for (auto& [k, v] : count) s << ", " << k << " " << v;
+  const bool local = count.count("LDL") || count.count("STL");
+  s << "\nlocal memory: " << (local ? "YES (register spills or a dynamically indexed array)" : "none") << "\n";
+  return s.str();
+}
+
+}  // namespace kevolve::cuda

@@ -1,0 +1,100 @@
+#include "backends/cuda/cuda_backend.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "backends/cpu/build/source_scan.hpp"
+#include "backends/cuda/build/cuda_compiler.hpp"
+
+namespace kevolve::cuda {
+namespace {
+
+// What a CUDA kernel never needs and a cheater would: its own streams, events or graphs (work hidden from
+// the timed stream), device-wide synchronisation, host threads and processes, files, the reference.
+const std::map<std::string, std::string>& forbidden() {
+  static const std::map<std::string, std::string> m = {
+      {"cudaStreamCreate", "work on a stream of its own (hidden from the timer)"},
+      {"cudaStreamCreateWithFlags", "work on a stream of its own (hidden from the timer)"},
+      {"cudaStreamCreateWithPriority", "work on a stream of its own (hidden from the timer)"},
+      {"cuStreamCreate", "work on a stream of its own (hidden from the timer)"},
+      {"cudaStreamPerThread", "work on another stream (hidden from the timer)"},
+      {"cudaStreamLegacy", "work on another stream (hidden from the timer)"},
+      {"cudaEventElapsedTime", "reading the timer"}, {"cudaGraphLaunch", "replaying work outside the timed launch"},
+      {"cudaLaunchHostFunc", "host callbacks"}, {"cudaDeviceReset", "tearing down the context"},
+      {"cudaSetDevice", "choosing another device"}, {"globaltimer", "reading the device clock"},
+      {"fork", "starting processes"}, {"vfork", "starting processes"}, {"system", "running programs"},
+      {"popen", "running programs"}, {"execve", "running programs"}, {"execvp", "running programs"},
+      {"dlopen", "loading code"}, {"dlsym", "looking up foreign code"}, {"syscall", "raw system calls"},
+      {"socket", "network access"}, {"fopen", "file access"}, {"thread", "host threads"},
+      {"pthread_create", "host threads"}, {"mprotect", "changing memory protection"},
+      {"torch", "calling the reference (torch)"}, {"ATen", "calling the reference (ATen)"},
+      {"c10", "calling the reference (c10)"}, {"Python", "calling into Python"},
+  };
+  return m;
+}
+
+}  // namespace
+
+std::string cuda_worker_path() {
+  if (const char* p = std::getenv("KEVOLVE_CUDA_WORKER"); p && *p) return p;
+  return sibling_executable("kevolve-cuda-eval");
+}
+
+BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
+  BuiltCandidate b;
+  b.entry = c.entry;
+  if (c.language != "cuda") {
+    b.verdict = make_verdict(EvalStatus::harness_error, "language", "the CUDA backend builds CUDA candidates; this one is '" + c.language + "'", o.detectors);
+    return b;
+  }
+  if (o.detectors.on(Detector::isolation))
+    if (auto f = cpu::scan_tokens(c.source, forbidden())) {
+      b.verdict = make_verdict(EvalStatus::rejected, "isolation",
+                               "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")", o.detectors);
+      return b;
+    }
+  b.dir = make_build_dir();
+  if (b.dir.empty()) {
+    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR", o.detectors);
+    return b;
+  }
+  b.build = compile_cuda(c, b.dir, o.arch);
+  if (!b.build.ok) {
+    const bool missing = b.build.log.find("not available on this machine") != std::string::npos ||
+                         b.build.log.find("nvcc is not installed") != std::string::npos;
+    const auto first = b.build.log.find("error");
+    EvalResult r = make_verdict(missing ? EvalStatus::harness_error : EvalStatus::compile_error, missing ? "toolchain" : "compiler",
+                                first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400), o.detectors);
+    r.compile_log = b.build.log;
+    b.verdict = r;
+  }
+  return b;
+}
+
+CudaBackend::CudaBackend(std::string evaluator) : evaluator_(std::move(evaluator)) {}
+
+EvalResult CudaBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
+  if (b.verdict) return *b.verdict;
+  if (!started_) {
+    if (!std::filesystem::exists(evaluator_))
+      return make_verdict(EvalStatus::harness_error, "worker",
+                          "the CUDA worker " + evaluator_ + " is not installed: build it on the GPU node with tools/build_cuda_worker.sh "
+                          "(against that node's libtorch) and put it next to kevolve, or set KEVOLVE_CUDA_WORKER", o.detectors);
+    std::string err;
+    if (!worker_.start(evaluator_, err)) return make_verdict(EvalStatus::harness_error, "worker", err, o.detectors);
+    started_ = true;
+  }
+  EvalResult e = worker_.evaluate(EvalRequest{spec, b.build.artifact, b.entry, o});
+  if (e.status == EvalStatus::harness_error && e.reason == "worker") {
+    worker_.stop();
+    started_ = false;
+  }
+  e.compile_log = b.build.log;
+  // Profile feedback: the compiler's resource report and the SASS mix ride with the timing profile.
+  const auto ptxas = b.build.log.find("ptxas info");
+  if (ptxas != std::string::npos) e.profile += "compiler:\n" + b.build.log.substr(ptxas);
+  return e;
+}
+
+}  // namespace kevolve::cuda

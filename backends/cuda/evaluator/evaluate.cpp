@@ -1,0 +1,547 @@
+#include "backends/cuda/evaluator/evaluate.hpp"
+
+#include <ATen/ATen.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "backends/cuda/evaluator/device_arena.hpp"
+#include "backends/cuda/evaluator/runner_process.hpp"
+#include "backends/cuda/launch_spec.hpp"
+#include "backends/harness/stats.hpp"
+#include "backends/harness/verify.hpp"
+#include "backends/reference/eval_common.hpp"
+#include "backends/reference/generators.hpp"
+#include "backends/reference/references.hpp"
+#include "runtime/expr.hpp"
+#include "runtime/records_codec.hpp"
+
+namespace kevolve::cuda {
+namespace {
+
+using namespace kevolve::reference;
+
+// Facts about the device measured once per worker process.
+struct DeviceFacts {
+  std::string name, arch;
+  int sms = 0;
+  int64_t l2_bytes = 0;
+  double copy_gbps = 0;  // device-to-device copy, bytes read + written
+  std::string error;
+};
+
+const DeviceFacts& device_facts() {
+  static const DeviceFacts f = [] {
+    DeviceFacts d;
+    cudaDeviceProp p{};
+    if (cudaError_t e = cudaGetDeviceProperties(&p, 0); e != cudaSuccess) {
+      d.error = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+      return d;
+    }
+    d.name = p.name;
+    d.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    d.sms = p.multiProcessorCount;
+    d.l2_bytes = p.l2CacheSize;
+    // Copy ceiling: a 1 GiB device-to-device copy, median of 5 after a warm-up.
+    const size_t bytes = size_t(1) << 30;
+    void *a = nullptr, *b = nullptr;
+    if (cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess) {
+      cudaMemset(a, 1, bytes);
+      cudaEvent_t s, e;
+      cudaEventCreate(&s);
+      cudaEventCreate(&e);
+      std::vector<double> ms;
+      for (int i = 0; i < 6; ++i) {
+        cudaEventRecord(s, 0);
+        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaEventRecord(e, 0);
+        cudaEventSynchronize(e);
+        float t = 0;
+        cudaEventElapsedTime(&t, s, e);
+        if (i) ms.push_back(t);
+      }
+      std::sort(ms.begin(), ms.end());
+      d.copy_gbps = 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+      cudaEventDestroy(s);
+      cudaEventDestroy(e);
+    }
+    if (a) cudaFree(a);
+    if (b) cudaFree(b);
+    return d;
+  }();
+  return f;
+}
+
+DeviceArena& arena() {
+  static DeviceArena a;
+  return a;
+}
+
+struct Slot {
+  Tensors inputs;    // host originals
+  Tensors expected;  // host reference outputs
+  Call call;
+  std::vector<at::Tensor> expected_dev;  // on the device, for the fast checks of timed runs
+};
+
+struct Verdict {
+  EvalStatus status;
+  std::string reason, message, where;
+};
+
+enum class Phase { verify, refill, timed };
+
+class Evaluation {
+ public:
+  Evaluation(const EvalRequest& q, std::string runner) : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
+
+  EvalResult run() {
+    res_.detectors = opt_.detectors;
+    const DeviceFacts& dev = device_facts();
+    if (!dev.error.empty()) return harness_error(dev.error);
+    res_.device = dev.name + " (" + dev.arch + ")";
+    res_.peak_gbps = dev.copy_gbps;
+    ref_ = find_reference(spec_.reference);
+    if (!ref_) return harness_error("no reference named '" + spec_.reference + "' is registered in this evaluator");
+    for (auto& p : spec_.params) params_.push_back(p.value);
+    {
+      wire::Writer w;
+      encode(w, spec_);
+      spec_key_ = "cuda|" + std::to_string(std::hash<std::string>{}(std::string(w.bytes().begin(), w.bytes().end())));
+    }
+    if (opt_.trials < 5) return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
+    if (arena().size() == 0) {
+      const char* mb = std::getenv("KEVOLVE_CUDA_ARENA_MB");
+      if (auto a = arena().create((mb ? std::atoll(mb) : 32768) << 20); !a) return harness_error(a.error());
+    }
+    Setup s;
+    s.ipc_handle = arena().ipc_handle();
+    s.arena_bytes = arena().size();
+    s.artifact = q_.artifact;
+    s.flush_bytes = std::max<int64_t>(2 * dev.l2_bytes, 64 << 20);
+    flush_bytes_ = s.flush_bytes;
+    if (q_.artifact.size() > 6 && q_.artifact.substr(q_.artifact.size() - 6) == ".cubin") {
+      std::ifstream f(q_.artifact + ".launch");
+      std::stringstream text;
+      text << f.rdbuf();
+      auto l = parse_launch_spec(text.str());
+      if (!l) return harness_error("the launch description beside the kernel image: " + l.error());
+      launch_ = *l;
+      s.kind = ArtifactKind::cubin;
+      s.entry = launch_->kernel;
+    } else {
+      s.kind = ArtifactKind::shared_object;
+      s.entry = q_.entry.empty() ? spec_.entry : q_.entry;
+    }
+    Hello h;
+    RunnerFailure f;
+    if (!runner_.start(runner_path_, s, opt_.memory_limit_mb, std::max(60.0, opt_.call_timeout_s), h, f)) return fail(f, "loading the candidate");
+    sms_ = h.sms;
+
+    std::vector<std::pair<std::string, ShapeBinding>> shapes;
+    for (size_t i = 0; i < spec_.verify.size(); ++i) shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
+    shapes.push_back({"bench", spec_.bench_for("cuda")});
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (auto v = verify_shape(i, shapes[i].first, shapes[i].second)) return finish(*v);
+    res_.shapes = static_cast<int>(shapes.size());
+    res_.trials = opt_.trials;
+    if (auto v = time_bench()) return finish(*v);
+    res_.status = EvalStatus::ok;
+    res_.reason.clear();
+    std::ostringstream os;
+    os.precision(4);
+    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate " << res_.candidate.median_ms
+       << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup << "x)";
+    if (res_.candidate_gbps > 0 && res_.peak_gbps > 0)
+      os << "; " << res_.candidate_gbps << " GB/s = " << 100 * res_.candidate_gbps / res_.peak_gbps << "% of the measured copy bandwidth";
+    res_.message = os.str();
+    res_.runner_log = runner_.log_tail();
+    return res_;
+  }
+
+ private:
+  bool on(Detector d) const { return opt_.detectors.on(d); }
+
+  EvalResult harness_error(const std::string& m) {
+    res_.status = EvalStatus::harness_error;
+    res_.reason = "harness";
+    res_.message = m;
+    return res_;
+  }
+  EvalResult fail(const RunnerFailure& f, const std::string& during) {
+    res_.status = f.status;
+    res_.reason = f.reason;
+    res_.message = f.message + (during.empty() ? "" : " (" + during + ")");
+    res_.runner_log = runner_.log_tail();
+    return res_;
+  }
+  EvalResult finish(const Verdict& v) {
+    res_.status = v.status;
+    res_.reason = v.reason;
+    res_.message = v.message;
+    res_.where = v.where;
+    res_.speedup = 0;
+    res_.runner_log = runner_.log_tail();
+    return res_;
+  }
+
+  std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
+    const std::string key = spec_key_ + "|" + shape_string(shape) + "|" + std::to_string(seed);
+    if (DataCache::instance().get(key, inputs, expected)) return std::nullopt;
+    auto made = make_inputs(spec_, shape, seed);
+    if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
+    inputs = std::move(*made);
+    try {
+      for (auto& t : ref_->bind(for_reference(inputs, at::kCUDA), params_)()) expected.push_back(t.detach().contiguous().cpu());
+    } catch (const std::exception& e) {
+      return Verdict{EvalStatus::harness_error, "reference", "the reference '" + spec_.reference + "' failed on the GPU: " + e.what(), ""};
+    }
+    if (expected.size() != spec_.outputs.size())
+      return Verdict{EvalStatus::harness_error, "reference", "the reference returned " + std::to_string(expected.size()) +
+                                                                 " outputs, the spec declares " + std::to_string(spec_.outputs.size()), ""};
+    for (size_t i = 0; i < expected.size(); ++i)
+      if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype)) expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
+    DataCache::instance().put(key, inputs, expected);
+    return std::nullopt;
+  }
+
+  // Copies of `inputs` on `device`, in the order the reference takes them (matched by name).
+  Tensors for_reference(const Tensors& inputs, at::Device device) const {
+    Tensors out;
+    for (auto& name : ref_->inputs)
+      for (size_t i = 0; i < spec_.inputs.size(); ++i)
+        if (spec_.inputs[i].name == name) out.push_back(inputs[i].to(device, /*non_blocking=*/false, /*copy=*/true));
+    return out;
+  }
+
+  uint64_t seed_for(size_t shape_index, uint64_t k) const { return mix_seed(opt_.seed, shape_index, on(Detector::fresh_data) ? k : 0); }
+
+  // Places a host tensor in the arena (inputs: uploaded; outputs: space + snapshot). Throws when full.
+  GpuTensor place(const at::Tensor& t, bool output) {
+    GpuTensor g;
+    g.bytes = t.numel() * t.element_size();
+    g.offset = arena().allocate(g.bytes);
+    if (g.offset < 0) throw std::runtime_error("the device arena is full (KEVOLVE_CUDA_ARENA_MB)");
+    g.dtype = static_cast<int32_t>(t.scalar_type() == at::kDouble ? DType::float64 : t.scalar_type() == at::kInt ? DType::int32
+                                   : t.scalar_type() == at::kLong ? DType::int64 : t.scalar_type() == at::kBFloat16 ? DType::bfloat16
+                                   : t.scalar_type() == at::kHalf ? DType::float16 : DType::float32);
+    for (int64_t d = 0; d < t.dim(); ++d) { g.shape.push_back(t.size(d)); g.strides.push_back(t.stride(d)); }
+    if (t.dim() == 0) { g.shape.push_back(1); g.strides.push_back(1); }
+    if (output) {
+      g.snapshot_offset = arena().allocate(g.bytes);
+      if (g.snapshot_offset < 0) throw std::runtime_error("the device arena is full (KEVOLVE_CUDA_ARENA_MB)");
+    } else {
+      cudaMemcpy(arena().at(g.offset), t.data_ptr(), static_cast<size_t>(g.bytes), cudaMemcpyHostToDevice);
+    }
+    return g;
+  }
+
+  std::optional<Verdict> make_slot(Tensors inputs, Tensors expected, const ShapeBinding& shape, Slot& s) {
+    s.inputs = std::move(inputs);
+    s.expected = std::move(expected);
+    for (auto& t : s.inputs) s.call.inputs.push_back(place(t, false));
+    for (auto& t : s.expected) s.call.outputs.push_back(place(t, true));
+    return set_launch(s, shape);
+  }
+
+  std::optional<Verdict> set_launch(Slot& s, const ShapeBinding& shape) {
+    if (!launch_) return std::nullopt;
+    ShapeBinding sym = shape;
+    auto d = resolve_launch(*launch_, sym, sms_);
+    if (!d) return Verdict{EvalStatus::runtime_error, "launch", "the launch description does not fit shape (" + shape_string(shape) + "): " + d.error(), ""};
+    for (int i = 0; i < 3; ++i) { s.call.launch.grid[i] = d->grid[i]; s.call.launch.block[i] = d->block[i]; }
+    s.call.launch.smem = d->smem;
+    return std::nullopt;
+  }
+
+  void release(const Slot& s) {
+    for (auto& t : s.call.inputs) arena().release(t.offset);
+    for (auto& t : s.call.outputs) { arena().release(t.offset); arena().release(t.snapshot_offset); }
+  }
+
+  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, uint32_t flags, BatchReply& out, const std::string& during) {
+    Batch b;
+    b.flags = flags;
+    b.params = params_;
+    for (auto* s : slots) b.calls.push_back(s->call);
+    RunnerFailure f;
+    if (!runner_.run(b, opt_.call_timeout_s * static_cast<double>(std::max<size_t>(slots.size(), 1)) + 10, out, f))
+      return Verdict{f.status, f.reason, f.message + " (" + during + ")", during};
+    for (auto& c : out.calls)
+      if (c.rc != 0) return Verdict{EvalStatus::runtime_error, c.rc == -3 ? "launch" : "return_code", c.error + " (" + during + ")", during};
+    return std::nullopt;
+  }
+
+  uint32_t verify_flags() const { return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u); }
+
+  static std::vector<char> download(int64_t offset, int64_t bytes) {
+    std::vector<char> h(static_cast<size_t>(bytes));
+    cudaMemcpy(h.data(), arena().at(offset), static_cast<size_t>(bytes), cudaMemcpyDeviceToHost);
+    return h;
+  }
+
+  // Every check of one finished call, on host copies (the detailed report).
+  std::optional<Verdict> check(const Slot& s, Phase phase, const std::string& where, const std::vector<const Tensors*>& earlier) {
+    if (on(Detector::input_mutation))
+      for (size_t i = 0; i < s.inputs.size(); ++i) {
+        const auto& t = s.call.inputs[i];
+        if (std::memcmp(download(t.offset, t.bytes).data(), s.inputs[i].data_ptr(), static_cast<size_t>(t.bytes)) != 0)
+          return Verdict{EvalStatus::rejected, "input_mutation", "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
+      }
+    for (size_t i = 0; i < s.expected.size(); ++i) {
+      const auto& t = s.call.outputs[i];
+      const std::string& name = spec_.outputs[i].name;
+      const auto got = download(t.offset, t.bytes);
+      if (on(Detector::escaped_work) && t.snapshot_offset >= 0 && std::memcmp(got.data(), download(t.snapshot_offset, t.bytes).data(), got.size()) != 0)
+        return Verdict{EvalStatus::rejected, "escaped_work",
+                       "output '" + name + "' was still changing after the timed stream's end event: work escaped to another stream (" + where + ")", where};
+      const DType d = spec_.outputs[i].dtype;
+      const Tolerance tol = spec_.tolerances.at(d);
+      const int64_t n = s.expected[i].numel();
+      auto rep = harness::compare(got.data(), s.expected[i].data_ptr(), d, n, harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
+      if (rep.ok) {
+        if (rep.max_abs >= res_.max_abs_err) {
+          res_.max_abs_err = rep.max_abs;
+          res_.where = where + ", output '" + name + "' at " + index_string(s.expected[i], rep.worst);
+        }
+        res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
+        continue;
+      }
+      const std::string at = where + ", output '" + name + "' " + index_string(s.expected[i], rep.worst);
+      const std::string text = harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
+      res_.max_abs_err = std::max(res_.max_abs_err, rep.max_abs);
+      res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
+      if (rep.unwritten)
+        return phase == Phase::timed ? Verdict{EvalStatus::rejected, "poison", "in a timed run, " + text + ": the kernel skipped work", at}
+                                     : Verdict{EvalStatus::incorrect, "unwritten", text, at};
+      if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
+      if (phase == Phase::timed)
+        return Verdict{EvalStatus::rejected, "timed_outputs", "a timed run gave wrong results while the verification runs were right: " + text, at};
+      for (auto* e : earlier) {
+        if (!harness::matches(got.data(), (*e)[i].data_ptr(), d, n, tol)) continue;
+        if (phase == Phase::refill)
+          return Verdict{EvalStatus::rejected, "pointer_reuse", "refilled with new data, the same input buffers gave the answer for their previous data (" + where + ")", at};
+        return Verdict{EvalStatus::rejected, "fresh_data", "the output is the answer for an earlier trial's inputs (" + where + ")", at};
+      }
+      return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
+    }
+    return std::nullopt;
+  }
+
+  // Fast device-side check of a timed call: outputs equal their snapshot and match the reference.
+  bool timed_call_ok(const Slot& s) {
+    for (size_t i = 0; i < s.expected.size(); ++i) {
+      const auto& t = s.call.outputs[i];
+      const auto opts = at::TensorOptions().device(at::kCUDA).dtype(s.expected[i].scalar_type());
+      auto out = at::from_blob(arena().at(t.offset), s.expected[i].sizes(), opts);
+      if (on(Detector::escaped_work)) {
+        auto snap = at::from_blob(arena().at(t.snapshot_offset), s.expected[i].sizes(), opts);
+        if (!at::equal(out, snap)) return false;
+      }
+      if (on(Detector::timed_outputs)) {
+        const Tolerance tol = spec_.tolerances.at(spec_.outputs[i].dtype);
+        if (s.expected[i].is_floating_point()) {
+          if (!at::allclose(out, s.expected_dev[i], tol.rtol, tol.atol)) return false;
+        } else if (!at::equal(out, s.expected_dev[i])) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  std::optional<Verdict> verify_shape(size_t index, const std::string& label, const ShapeBinding& shape) {
+    std::vector<Tensors> earlier;
+    std::optional<Slot> first;
+    for (int t = 0; t < opt_.trials; ++t) {
+      Tensors in, exp;
+      if (auto v = make_data(shape, seed_for(index, static_cast<uint64_t>(t)), in, exp)) return v;
+      Slot s;
+      if (auto v = make_slot(std::move(in), std::move(exp), shape, s)) { release(s); return v; }
+      const std::string where = label + " (" + shape_string(shape) + "), trial " + std::to_string(t);
+      BatchReply out;
+      std::optional<Verdict> v = run_batch({&s}, verify_flags(), out, where);
+      std::vector<const Tensors*> prev;
+      for (auto& e : earlier) prev.push_back(&e);
+      if (!v) v = check(s, Phase::verify, where, prev);
+      if (v) { release(s); if (first) release(*first); return v; }
+      earlier.push_back(s.expected);
+      if (t == 0) first = std::move(s);
+      else release(s);
+    }
+    std::optional<Verdict> v;
+    if (on(Detector::pointer_reuse)) {
+      Tensors in, exp;
+      if (auto e = make_data(shape, seed_for(index, 1000), in, exp)) v = e;
+      bool same = !v && in.size() == first->inputs.size();
+      for (size_t i = 0; same && i < in.size(); ++i) same = in[i].sizes() == first->inputs[i].sizes();
+      if (same) {
+        Slot s;
+        s.inputs = in;
+        s.expected = exp;
+        for (size_t i = 0; i < in.size(); ++i) {
+          GpuTensor g = first->call.inputs[i];
+          cudaMemcpy(arena().at(g.offset), in[i].data_ptr(), static_cast<size_t>(g.bytes), cudaMemcpyHostToDevice);
+          s.call.inputs.push_back(g);
+        }
+        for (auto& t : exp) s.call.outputs.push_back(place(t, true));
+        v = set_launch(s, shape);
+        const std::string where = label + " (" + shape_string(shape) + "), trial 0's buffers refilled";
+        BatchReply out;
+        if (!v) v = run_batch({&s}, verify_flags(), out, where);
+        if (!v) v = check(s, Phase::refill, where, {&first->expected});
+        for (auto& t : s.call.outputs) { arena().release(t.offset); arena().release(t.snapshot_offset); }
+      }
+    }
+    if (first) release(*first);
+    return v;
+  }
+
+  std::optional<Verdict> time_bench() {
+    const ShapeBinding& bench = spec_.bench_for("cuda");
+    const size_t index = spec_.verify.size();
+    std::vector<Slot> sets(2);  // two data sets alternate; the L2 is flushed before every timed call anyway
+    std::vector<BoundReference> bound;
+    std::optional<Verdict> v;
+    for (size_t i = 0; i < sets.size() && !v; ++i) {
+      Tensors in, exp;
+      if ((v = make_data(bench, seed_for(index, 2000 + i), in, exp))) break;
+      bound.push_back(ref_->bind(for_reference(in, at::kCUDA), params_));
+      v = make_slot(std::move(in), std::move(exp), bench, sets[i]);
+      for (auto& e : sets[i].expected) sets[i].expected_dev.push_back(e.to(at::kCUDA));
+    }
+    if (!v) v = time_loop(sets, bound);
+    for (auto& s : sets) release(s);
+    return v;
+  }
+
+  std::optional<Verdict> time_loop(std::vector<Slot>& sets, std::vector<BoundReference>& bound) {
+    std::vector<Slot*> all;
+    for (auto& s : sets) all.push_back(&s);
+    const uint32_t timed = kFlush | (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u);
+    auto candidate_pass = [&](std::vector<double>* samples) -> std::optional<Verdict> {
+      BatchReply out;
+      if (auto v = run_batch(all, timed, out, "timing on the bench shape")) return v;
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (!timed_call_ok(*all[i])) {
+          if (auto v = check(*all[i], Phase::timed, "timed run on the bench shape", {})) return v;
+          return Verdict{EvalStatus::rejected, "timed_outputs", "a timed run's outputs differ from the reference or changed after the end event", ""};
+        }
+        if (samples) samples->push_back(static_cast<double>(out.calls[i].ns));
+      }
+      return std::nullopt;
+    };
+    void* flush = nullptr;
+    cudaMalloc(&flush, static_cast<size_t>(flush_bytes_));
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    int flushes = 0;
+    auto reference_pass = [&](std::vector<double>* samples) {
+      for (auto& r : bound) {
+        if (flush) cudaMemsetAsync(flush, ++flushes & 0xff, static_cast<size_t>(flush_bytes_), 0);
+        cudaEventRecord(e0, 0);
+        auto outs = r();
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        outs.clear();
+        if (samples) samples->push_back(ms * 1e6);
+      }
+    };
+    std::optional<Verdict> v;
+    for (int w = 0; w < std::max(1, opt_.warmup) && !v; w += static_cast<int>(all.size())) {
+      v = candidate_pass(nullptr);
+      reference_pass(nullptr);
+    }
+    std::vector<double> cand, ref;
+    auto enough = [&](const std::vector<double>& s) {
+      double total = 0;
+      for (double x : s) total += x;
+      return static_cast<int>(s.size()) >= opt_.max_reps || (static_cast<int>(s.size()) >= opt_.min_reps && total >= opt_.min_time_s * 1e9);
+    };
+    while (!v && (!enough(cand) || !enough(ref))) {
+      if (!enough(cand)) v = candidate_pass(&cand);
+      if (!v && !enough(ref)) reference_pass(&ref);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (flush) cudaFree(flush);
+    if (v) return v;
+    res_.candidate = harness::summarize(cand, 1);
+    res_.reference = harness::summarize(ref, 1);
+    if (on(Detector::escaped_work))
+      if (auto w = wall_check(all)) return w;
+    res_.speedup = res_.candidate.median_ms > 0 ? res_.reference.median_ms / res_.candidate.median_ms : 0;
+    const ShapeBinding& bench = spec_.bench_for("cuda");
+    std::string err;
+    if (auto b = eval_expr(spec_.roofline_bytes, bench, err); b && res_.candidate.median_ms > 0)
+      res_.candidate_gbps = *b / (res_.candidate.median_ms * 1e-3) / 1e9;
+    if (auto f = eval_expr(spec_.roofline_flops, bench, err); f && res_.candidate.median_ms > 0)
+      res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
+    std::ostringstream p;
+    p.precision(4);
+    p << "device: " << res_.device << ", measured copy bandwidth " << res_.peak_gbps << " GB/s\n";
+    if (res_.candidate_gbps > 0)
+      p << "achieved: " << res_.candidate_gbps << " GB/s (" << 100 * res_.candidate_gbps / std::max(1.0, res_.peak_gbps)
+        << "% of copy), " << res_.candidate_gflops << " GFLOP/s\n";
+    p << "event timing: median " << res_.candidate.median_ms << " ms, p10 " << res_.candidate.p10_ms << ", p90 " << res_.candidate.p90_ms
+      << " (" << res_.candidate.samples << " runs, L2 flushed before each)\n";
+    res_.profile = p.str();
+    return std::nullopt;
+  }
+
+  // Work hidden on another stream makes the events look fast; a wall-clock batch ending in a device
+  // synchronisation cannot be fooled. Compares it (minus the batch's own poison/flush cost) with the events.
+  std::optional<Verdict> wall_check(std::vector<Slot*>& all) {
+    std::vector<Slot*> batch;
+    for (int r = 0; r < 5; ++r)
+      for (auto* s : all) batch.push_back(s);
+    const uint32_t base = kWall | kFlush | (on(Detector::poison) ? kPoison : 0u);
+    BatchReply with, without;
+    if (auto v = run_batch(batch, base, with, "wall-clock check")) return v;
+    if (auto v = run_batch(batch, base | kNoLaunch, without, "wall-clock check")) return v;
+    const double per_call_ms = std::max(0.0, static_cast<double>(with.wall_ns - without.wall_ns)) / 1e6 / static_cast<double>(batch.size());
+    const double event_ms = res_.candidate.median_ms;
+    if (per_call_ms > 2.0 * event_ms + 0.05)
+      return Verdict{EvalStatus::rejected, "escaped_work",
+                     "wall-clock time per call " + std::to_string(per_call_ms) + " ms (batch ending in a device synchronisation) vs " +
+                         std::to_string(event_ms) + " ms by the events on the timed stream: the kernel's work escaped the timed stream", ""};
+    return std::nullopt;
+  }
+
+  const EvalRequest& q_;
+  const ProblemSpec& spec_;
+  const EvalOptions& opt_;
+  std::string runner_path_;
+  EvalResult res_;
+  CudaRunnerProcess runner_;
+  const Reference* ref_ = nullptr;
+  std::optional<LaunchSpec> launch_;
+  std::vector<double> params_;
+  std::string spec_key_;
+  int sms_ = 0;
+  int64_t flush_bytes_ = 0;
+};
+
+}  // namespace
+
+EvalResult evaluate(const EvalRequest& request, const std::string& runner_path) {
+  try {
+    return Evaluation(request, runner_path).run();
+  } catch (const std::exception& e) {
+    EvalResult r;
+    r.status = EvalStatus::harness_error;
+    r.reason = "harness";
+    r.message = std::string("evaluator error: ") + e.what();
+    return r;
+  }
+}
+
+}  // namespace kevolve::cuda

@@ -1,0 +1,279 @@
+// kevolve-cuda-runner: runs ONE CUDA candidate for the trusted evaluator (backends/cuda/runner_protocol.hpp).
+// Links no libtorch and never sees evaluator memory except the arena it is handed through CUDA IPC.
+// Kernel-only candidates (.cubin) run no candidate host code at all: this program launches them.
+// Host-code candidates (.so, built by nvcc with a static cudart) are called with this runner's stream.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/runner_protocol.hpp"
+#include "backends/harness/verify.hpp"
+#include "backends/kevolve_kernel.h"
+
+using namespace kevolve;
+using namespace kevolve::cuda;
+
+namespace {
+
+std::string cuda_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
+std::string cu_text(CUresult e) {
+  const char* n = nullptr;
+  const char* s = nullptr;
+  cuGetErrorName(e, &n);
+  cuGetErrorString(e, &s);
+  return std::string(n ? n : "CUDA error") + ": " + (s ? s : "");
+}
+
+bool send(const wire::Writer& w) { return wire::write_frame(kReplyFd, w.bytes()); }
+
+bool say_hello(Hello h) {
+  wire::Writer w;
+  encode(w, h);
+  return send(w);
+}
+
+// Data-segment limit a little above what the process uses after start-up (CUDA breaks under RLIMIT_AS).
+void limit_data(int64_t extra_mb) {
+  std::ifstream st("/proc/self/status");
+  std::string line;
+  int64_t kb = 0;
+  while (std::getline(st, line))
+    if (line.rfind("VmData:", 0) == 0) kb = std::atoll(line.c_str() + 7);
+  rlimit r{};
+  r.rlim_cur = r.rlim_max = static_cast<rlim_t>(kb * 1024 + extra_mb * (int64_t(1) << 20));
+  setrlimit(RLIMIT_DATA, &r);
+}
+
+class Runner {
+ public:
+  bool setup(const Setup& s, Hello& h) {
+    s_ = s;
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess) e = cudaFree(nullptr);
+    if (e != cudaSuccess) return fail(h, "no usable CUDA device: " + cuda_text(e));
+    cudaDeviceProp p{};
+    cudaGetDeviceProperties(&p, 0);
+    h.device = p.name;
+    h.sms = p.multiProcessorCount;
+    h.l2_bytes = p.l2CacheSize;
+    h.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    cudaIpcMemHandle_t handle;
+    if (s.ipc_handle.size() != sizeof handle) return fail(h, "malformed arena handle");
+    std::memcpy(&handle, s.ipc_handle.data(), sizeof handle);
+    void* base = nullptr;
+    if ((e = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
+      return fail(h, "cannot open the evaluator's arena through CUDA IPC: " + cuda_text(e));
+    base_ = static_cast<char*>(base);
+    if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return fail(h, cuda_text(e));
+    if (s.flush_bytes > 0 && (e = cudaMalloc(&flush_, static_cast<size_t>(s.flush_bytes))) != cudaSuccess)
+      return fail(h, "L2 flush buffer: " + cuda_text(e));
+    if (s.kind == ArtifactKind::cubin) {
+      std::ifstream f(s.artifact, std::ios::binary);
+      std::string image((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (image.empty()) return fail(h, "cannot read " + s.artifact);
+      CUresult r = cuModuleLoadData(&module_, image.data());
+      if (r != CUDA_SUCCESS) return fail(h, "loading the kernel image failed (built for another architecture than " + h.arch + "?): " + cu_text(r));
+      if ((r = cuModuleGetFunction(&fn_, module_, s.entry.c_str())) != CUDA_SUCCESS)
+        return fail(h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
+    } else {
+      lib_ = dlopen(s.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!lib_) return fail(h, std::string("dlopen: ") + dlerror());
+      host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, s.entry.c_str()));
+      if (!host_entry_) return fail(h, "the shared object exports no '" + s.entry + "'");
+      size_t total = 0;
+      cudaMemGetInfo(&free_at_start_, &total);
+    }
+    h.ok = true;
+    return true;
+  }
+
+  BatchReply run(const Batch& b) {
+    BatchReply rep;
+    const size_t n = b.calls.size();
+    std::vector<cudaEvent_t> ev(2 * n);
+    for (auto& e : ev) cudaEventCreate(&e);
+    rep.calls.resize(n);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n && !rep.fatal; ++i) {
+      const Call& c = b.calls[i];
+      auto& out = rep.calls[i];
+      if (b.flags & kPoison)
+        for (auto& t : c.outputs) poison(t);
+      if ((b.flags & kFlush) && flush_) cudaMemsetAsync(flush_, static_cast<int>(++flushes_ & 0xff), static_cast<size_t>(s_.flush_bytes), stream_);
+      cudaEventRecord(ev[2 * i], stream_);
+      if (!(b.flags & kNoLaunch)) out.rc = launch(c, b.params, out.error);
+      cudaEventRecord(ev[2 * i + 1], stream_);
+      if (out.rc != 0) break;
+      if (!(b.flags & kWall)) {
+        cudaError_t e = cudaEventSynchronize(ev[2 * i + 1]);
+        if (e == cudaSuccess && (b.flags & kSnapshot))
+          for (auto& t : c.outputs)
+            if (t.snapshot_offset >= 0)
+              cudaMemcpyAsync(base_ + t.snapshot_offset, base_ + t.offset, static_cast<size_t>(t.bytes), cudaMemcpyDeviceToDevice, stream_);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+        if (e != cudaSuccess) fatal(rep, out, e);
+      }
+    }
+    if (!rep.fatal && (b.flags & kWall)) {
+      const cudaError_t e = cudaDeviceSynchronize();
+      rep.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+      if (e != cudaSuccess) fatal(rep, rep.calls.back(), e);
+    }
+    if (!rep.fatal) {
+      if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) fatal(rep, rep.calls.back(), e);
+      for (size_t i = 0; i < n && !rep.fatal; ++i) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]) == cudaSuccess) rep.calls[i].ns = static_cast<int64_t>(ms * 1e6);
+      }
+    }
+    if (!rep.fatal && host_entry_) {
+      size_t free = 0, total = 0;
+      cudaMemGetInfo(&free, &total);
+      const int64_t kept_mb = (static_cast<int64_t>(free_at_start_) - static_cast<int64_t>(free)) >> 20;
+      if (kept_mb > s_.device_memory_cap_mb) {
+        rep.calls.back().rc = -2;
+        rep.calls.back().error = "the candidate holds " + std::to_string(kept_mb) + " MiB of device memory (the cap is " +
+                                 std::to_string(s_.device_memory_cap_mb) + " MiB)";
+      }
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    return rep;
+  }
+
+ private:
+  bool fail(Hello& h, const std::string& m) {
+    h.ok = false;
+    h.message = m;
+    return false;
+  }
+
+  static void fatal(BatchReply& rep, CallOutcome& out, cudaError_t e) {
+    rep.fatal = true;
+    out.rc = -1;
+    out.error = cuda_text(e);
+  }
+
+  void poison(const GpuTensor& t) {
+    const DType d = static_cast<DType>(t.dtype);
+    const int64_t n = t.bytes / dtype_size(d);
+    const uint64_t pat = harness::poison_pattern(d);
+    const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(base_ + t.offset);
+    CUstream s = reinterpret_cast<CUstream>(stream_);
+    switch (dtype_size(d)) {
+      case 2: cuMemsetD16Async(p, static_cast<unsigned short>(pat), static_cast<size_t>(n), s); break;
+      case 4: cuMemsetD32Async(p, static_cast<unsigned int>(pat), static_cast<size_t>(n), s); break;
+      default:  // 8-byte elements: low and high words as two strided fills
+        cuMemsetD2D32Async(p, 8, static_cast<unsigned int>(pat), 1, static_cast<size_t>(n), s);
+        cuMemsetD2D32Async(p + 4, 8, static_cast<unsigned int>(pat >> 32), 1, static_cast<size_t>(n), s);
+    }
+  }
+
+  static kv_tensor describe(const GpuTensor& t, char* base) {
+    kv_tensor k{};
+    k.data = base + t.offset;
+    k.dtype = t.dtype;
+    k.ndim = static_cast<int32_t>(t.shape.size());
+    for (size_t i = 0; i < t.shape.size() && i < KV_MAX_DIMS; ++i) { k.shape[i] = t.shape[i]; k.strides[i] = t.strides[i]; }
+    return k;
+  }
+
+  int launch(const Call& c, const std::vector<double>& params, std::string& error) {
+    if (fn_) {
+      kv_cuda_args a{};
+      a.n_inputs = static_cast<int32_t>(c.inputs.size());
+      a.n_outputs = static_cast<int32_t>(c.outputs.size());
+      a.n_params = static_cast<int32_t>(params.size());
+      for (size_t i = 0; i < c.inputs.size() && i < KV_MAX_TENSORS; ++i) a.inputs[i] = describe(c.inputs[i], base_);
+      for (size_t i = 0; i < c.outputs.size() && i < KV_MAX_TENSORS; ++i) a.outputs[i] = describe(c.outputs[i], base_);
+      for (size_t i = 0; i < params.size() && i < KV_MAX_PARAMS; ++i) a.params[i] = params[i];
+      const Launch& l = c.launch;
+      if (l.smem > 48 * 1024 && l.smem != smem_set_) {
+        cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.smem));
+        smem_set_ = l.smem;
+      }
+      void* args[] = {&a};
+      const CUresult r = cuLaunchKernel(fn_, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+                                        static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]),
+                                        static_cast<unsigned>(l.smem), reinterpret_cast<CUstream>(stream_), args, nullptr);
+      if (r != CUDA_SUCCESS) {
+        std::ostringstream os;
+        os << "launch <<<(" << l.grid[0] << "," << l.grid[1] << "," << l.grid[2] << "), (" << l.block[0] << "," << l.block[1] << ","
+           << l.block[2] << "), " << l.smem << ">>> failed: " << cu_text(r);
+        error = os.str();
+        return -3;
+      }
+      return 0;
+    }
+    std::vector<kv_tensor> in, out;
+    for (auto& t : c.inputs) in.push_back(describe(t, base_));
+    for (auto& t : c.outputs) out.push_back(describe(t, base_));
+    kv_args a{in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), params.data(),
+              static_cast<int32_t>(params.size()), stream_};
+    const int rc = host_entry_(&a);
+    if (rc != 0) error = "the kernel returned " + std::to_string(rc);
+    return rc;
+  }
+
+  Setup s_;
+  char* base_ = nullptr;
+  void* flush_ = nullptr;
+  uint64_t flushes_ = 0;
+  cudaStream_t stream_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction fn_ = nullptr;
+  int64_t smem_set_ = 0;
+  void* lib_ = nullptr;
+  int (*host_entry_)(const kv_args*) = nullptr;
+  size_t free_at_start_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char**) {
+  if (argc > 1) {
+    std::fprintf(stderr, "kevolve-cuda-runner is started by kevolve-cuda-eval; it takes no arguments\n");
+    return 2;
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  rlimit core{0, 0};
+  setrlimit(RLIMIT_CORE, &core);
+  auto frame = wire::read_frame(kCommandFd);
+  if (!frame) return 1;
+  Setup s;
+  try {
+    wire::Reader r(*frame);
+    decode(r, s);
+  } catch (const wire::DecodeError&) {
+    return 1;
+  }
+  Runner runner;
+  Hello h;
+  const bool ok = runner.setup(s, h);
+  if (ok) limit_data(4096);
+  if (!say_hello(h) || !ok) return ok ? 1 : 0;
+  while (auto f = wire::read_frame(kCommandFd)) {
+    Batch b;
+    try {
+      wire::Reader r(*f);
+      decode(r, b);
+    } catch (const wire::DecodeError&) {
+      return 1;
+    }
+    const BatchReply rep = runner.run(b);
+    wire::Writer w;
+    encode(w, rep);
+    if (!send(w) || rep.fatal) return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,102 @@
+// Protocol between the trusted CUDA evaluator (kevolve-cuda-eval) and its runner (kevolve-cuda-runner,
+// no libtorch), framed over pipes (runtime/wire.hpp):
+//
+//   evaluator                                   runner
+//   fork+exec with fds: 3 commands, 4 replies, 2 stderr pipe
+//   Setup {arena IPC handle, artifact, kind} -> opens the arena (CUDA IPC), loads the candidate
+//                         <- Hello {ok, message, device facts}
+//   Batch {flags, params, calls[]}   ->        per call: poison outputs, flush L2, event, launch, event;
+//                                              snapshot outputs right after the end event (kSnapshot)
+//                         <- BatchReply {per call: rc, ns, error text; batch wall time (kWall)}
+//   (close command pipe)                        exits
+//
+// Tensors are offsets into the evaluator's device arena: the runner sees no other evaluator memory.
+// A CUDA error in the runner (illegal address, misaligned access) is answered once with its text and the
+// runner exits: its context is gone, the evaluator starts a fresh runner for the next candidate.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/wire.hpp"
+
+namespace kevolve::cuda {
+
+constexpr int kCommandFd = 3, kReplyFd = 4;
+
+enum class ArtifactKind : uint32_t { cubin = 0, shared_object = 1 };
+
+struct Setup {
+  std::string ipc_handle;     // cudaIpcMemHandle_t bytes of the evaluator's arena
+  int64_t arena_bytes = 0;
+  std::string artifact;       // .cubin (kernel-only, launched by the runner) or .so (host code, kevolve_kernel)
+  ArtifactKind kind = ArtifactKind::cubin;
+  std::string entry;          // kernel name (cubin) or host entry point (.so)
+  int64_t flush_bytes = 0;    // L2 flush buffer the runner allocates for itself
+  int64_t device_memory_cap_mb = 1024;  // host-code candidates may not keep more device memory than this
+};
+
+struct Hello {
+  bool ok = false;
+  std::string message;
+  std::string device;         // name, e.g. "NVIDIA H200"
+  int32_t sms = 0;
+  int64_t l2_bytes = 0;
+  std::string arch;           // sm_XY of the device
+};
+
+struct GpuTensor {
+  int64_t offset = 0;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape, strides;
+  int64_t bytes = 0;
+  int64_t snapshot_offset = -1;  // outputs: where the runner copies the output right after the end event
+};
+
+struct Launch {
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  int64_t smem = 0;
+};
+
+struct Call {
+  std::vector<GpuTensor> inputs, outputs;
+  Launch launch;  // cubin candidates only
+};
+
+enum BatchFlags : uint32_t {
+  kPoison = 1,     // fill outputs with the poison pattern before each call
+  kSnapshot = 2,   // copy outputs to their snapshot right after the end event completes
+  kFlush = 4,      // write the L2 flush buffer before each call
+  kWall = 8,       // no per-call wait: launch all back to back, end with a device synchronisation, report wall time
+  kNoLaunch = 16,  // everything but the candidate (the wall batch's overhead)
+};
+
+struct Batch {
+  uint32_t flags = 0;
+  std::vector<double> params;
+  std::vector<Call> calls;
+};
+
+struct CallOutcome {
+  int32_t rc = 0;        // 0 ok; the kernel's return code (.so); -1 a CUDA error (see error)
+  int64_t ns = 0;        // CUDA-event time between the start and end events
+  std::string error;
+};
+
+struct BatchReply {
+  std::vector<CallOutcome> calls;
+  int64_t wall_ns = 0;   // kWall: host clock from before the first launch to after the device synchronisation
+  bool fatal = false;    // the runner's CUDA context is unusable; it exits after this reply
+};
+
+void encode(wire::Writer& w, const Setup& s);
+void decode(wire::Reader& r, Setup& s);
+void encode(wire::Writer& w, const Hello& h);
+void decode(wire::Reader& r, Hello& h);
+void encode(wire::Writer& w, const Batch& b);
+void decode(wire::Reader& r, Batch& b);
+void encode(wire::Writer& w, const BatchReply& b);
+void decode(wire::Reader& r, BatchReply& b);
+
+}  // namespace kevolve::cuda
