@@ -1,5 +1,6 @@
 // Helpers for tests that evaluate candidate files with the real CPU backend (real g++, real worker).
 #pragma once
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -9,7 +10,12 @@
 
 namespace kevolve::test {
 
-inline std::string source_path(const std::string& rel) { return std::string(KEVOLVE_SOURCE_DIR) + "/" + rel; }
+// A source file of this checkout; KEVOLVE_TEST_SOURCE_DIR overrides where the checkout is (test binaries
+// shipped to a GPU node in a bundle run against the node's copy of the tree).
+inline std::string source_path(const std::string& rel) {
+  const char* moved = std::getenv("KEVOLVE_TEST_SOURCE_DIR");
+  return std::string(moved && *moved ? moved : KEVOLVE_SOURCE_DIR) + "/" + rel;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path);
