@@ -93,7 +93,9 @@ EvalResult CudaBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& 
   e.compile_log = b.build.log;
   // Profile feedback: the compiler's resource report and the SASS mix ride with the timing profile.
   const auto ptxas = b.build.log.find("ptxas info");
-  if (ptxas != std::string::npos) e.profile += "compiler:\n" + b.build.log.substr(ptxas);
+  const auto sass = b.build.log.find("== SASS");
+  if (ptxas != std::string::npos) e.profile += "compiler:\n" + b.build.log.substr(ptxas, sass == std::string::npos ? std::string::npos : sass - ptxas);
+  if (sass != std::string::npos) e.profile += b.build.log.substr(sass);
   return e;
 }
 

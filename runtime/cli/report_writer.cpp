@@ -184,6 +184,8 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
        << ",\"candidate_ms\":" << json::number(retimed_ok ? best_eval.candidate.median_ms : best->candidate_ms)
        << ",\"reference_ms\":" << json::number(retimed_ok ? best_eval.reference.median_ms : best->reference_ms)
        << ",\"candidate_p10_ms\":" << json::number(best_eval.candidate.p10_ms) << ",\"candidate_p90_ms\":" << json::number(best_eval.candidate.p90_ms)
+       << ",\"gbps\":" << json::number(best_eval.candidate_gbps) << ",\"peak_gbps\":" << json::number(best_eval.peak_gbps)
+       << ",\"device\":" << json::quote(best_eval.device)
        << ",\"threads\":" << best_eval.candidate.threads << ",\"params\":" << params_json(best->params) << "}";
   } else {
     js << "null";

@@ -95,6 +95,15 @@ std::string sass_profile(const std::string& artifact) {
     }
   }
   std::ostringstream s;
+  std::string res;
+  if (cpu::run_captured({cuda_tool("cuobjdump"), "-res-usage", artifact}, 60, res) == 0) {
+    std::istringstream rs(res);
+    std::string fn;
+    while (std::getline(rs, line)) {
+      if (const auto f = line.find("Function "); f != std::string::npos) fn = line.substr(f + 9);
+      if (const auto r = line.find("REG:"); r != std::string::npos) s << "resources " << fn << " " << line.substr(r) << "\n";
+    }
+  }
   s << "instructions " << total;
   for (auto& [k, v] : count) s << ", " << k << " " << v;
   const bool local = count.count("LDL") || count.count("STL");

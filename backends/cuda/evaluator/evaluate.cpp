@@ -501,7 +501,7 @@ class Evaluation {
   // synchronisation cannot be fooled. Compares it (minus the batch's own poison/flush cost) with the events.
   std::optional<Verdict> wall_check(std::vector<Slot*>& all) {
     std::vector<Slot*> batch;
-    for (int r = 0; r < 5; ++r)
+    for (int r = 0; r < 10; ++r)
       for (auto* s : all) batch.push_back(s);
     const uint32_t base = kWall | kFlush | (on(Detector::poison) ? kPoison : 0u);
     BatchReply with, without;
@@ -509,7 +509,7 @@ class Evaluation {
     if (auto v = run_batch(batch, base | kNoLaunch, without, "wall-clock check")) return v;
     const double per_call_ms = std::max(0.0, static_cast<double>(with.wall_ns - without.wall_ns)) / 1e6 / static_cast<double>(batch.size());
     const double event_ms = res_.candidate.median_ms;
-    if (per_call_ms > 2.0 * event_ms + 0.05)
+    if (per_call_ms > 1.5 * event_ms + 0.02)
       return Verdict{EvalStatus::rejected, "escaped_work",
                      "wall-clock time per call " + std::to_string(per_call_ms) + " ms (batch ending in a device synchronisation) vs " +
                          std::to_string(event_ms) + " ms by the events on the timed stream: the kernel's work escaped the timed stream", ""};

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The one script for the GPU node: builds the CUDA worker against the node's torch, runs the GPU tests,
+# measures the PyTorch baselines, then runs (or resumes) one offline CUDA search per core problem and
+# writes the benchmark table. Everything it keeps lives in the state folder, so a run cut short (GPU time
+# comes in slices of minutes) picks up where it stopped: finished searches are skipped, an interrupted
+# one resumes from its RocksDB store.
+#
+# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b]
+#   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md
+#   --budget    evaluations per search (default 14)
+#   --deadline  stop starting/continuing searches after this many seconds (default 520)
+# Needs the node bundle from the build machine: tools/bundle_node.sh (dist/kevolve-node).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+state=gpu-state budget=14 deadline=520 tests=1 only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --state) state=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --deadline) deadline=$2; shift 2 ;;
+    --skip-tests) tests=0; shift ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "gpu_check: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+start=$(date +%s)
+left() { echo $(( deadline - ($(date +%s) - start) )); }
+bin=dist/kevolve-node/bin
+[ -x $bin/kevolve ] || { echo "gpu_check: no node bundle in dist/kevolve-node: run tools/bundle_node.sh where kevolve was built" >&2; exit 2; }
+mkdir -p "$state/reports" "$state/configs"
+nvidia-smi -L || { echo "gpu_check: no GPU" >&2; exit 2; }
+
+if [ ! -x $bin/kevolve-cuda-eval ] || [ -n "$(find backends runtime -newer $bin/kevolve-cuda-eval -name '*.[ch]pp' | head -1)" ]; then
+  tools/build_cuda_worker.sh "$bin" || exit 1
+fi
+export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval KEVOLVE_TEST_SOURCE_DIR=$PWD
+
+if [ $tests = 1 ] && [ -x $bin/test_cuda_backend ]; then
+  echo "== GPU tests"
+  $bin/test_cuda_backend 2>&1 | tee "$state/tests.log" | tail -4
+fi
+
+if [ ! -s "$state/baselines.json" ]; then
+  echo "== PyTorch baselines (eager, torch.compile)"
+  python3 tools/torch_baselines.py --out "$state/baselines.json" 2>&1 | grep -v Warning
+fi
+
+echo "== searches (budget $budget evaluations each)"
+for t in knowledge/templates/cuda/*/; do
+  p=$(basename "$t")
+  [ -n "$only" ] && [[ ",$only," != *",$p,"* ]] && continue
+  rep="$state/reports/$p/report.json"
+  if [ -s "$rep" ] && grep -q '"finished":true' "$rep"; then echo "$p: done"; continue; fi
+  if [ "$(left)" -le 30 ]; then echo "gpu_check: deadline reached; run again to continue"; break; fi
+  cat > "$state/configs/$p.toml" <<CFG
+[search]
+problem = "$p"
+id = "cuda-$p"
+backend = "cuda"
+operator = "template"
+seed = 1
+max_in_flight = 3
+retime_top = 2
+
+[strategy]
+name = "greedy"
+max_children = 4
+
+[budget]
+evaluations = $budget
+no_improvement = $budget
+
+[store]
+path = "$state/store"
+checkpoint_seconds = 60
+
+[eval]
+min_time = 0.2
+arch = "sm_90"
+CFG
+  timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
+done
+python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
