@@ -58,6 +58,7 @@ problem = "$p"
 id = "cuda-$p"
 backend = "cuda"
 operator = "template"
+directed = true
 seed = 1
 max_in_flight = 3
 retime_top = 2

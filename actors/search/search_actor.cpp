@@ -224,7 +224,8 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
   if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
   {  // what the context-memory diagnosis makes of it, kept with the node
-    const Diagnosis d = diagnose(n, st.s.spec, r.status == EvalStatus::compile_error ? r.compile_log : report);
+    const Diagnosis d = diagnose(n, st.s.spec, r.status == EvalStatus::compile_error ? r.compile_log : report, st.s.config.backend,
+                                 r.peak_gbps);
     std::string text = d.summary;
     for (auto& line : d.directives) text += "\n- " + line;
     b.artifacts.push_back({id, {n.id, "diagnosis", text}});

@@ -85,7 +85,7 @@ EvalOptions retime_options(const RunConfig& c) {
 
 int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) {
   std::cerr << "kevolve: re-timing the best " << c.retime_top << " candidates and writing the report to " << out << "\n";
-  auto r = write_report({c.store, c.search_id, out, spec, c.backend, c.backend == "cpu" ? c.retime_top : 0, retime_options(c)});
+  auto r = write_report({c.store, c.search_id, out, spec, c.backend, c.backend != "null" ? c.retime_top : 0, retime_options(c)});
   if (!r) { std::cerr << "kevolve: report: " << r.error() << "\n"; return 1; }
   std::cout << "search " << c.search_id << ": " << r->evaluated << " evaluated, " << r->correct << " correct, " << r->failed
             << " failed\n";

@@ -18,7 +18,8 @@ std::string fmt(const char* f, double a, double b = 0) {
 
 }  // namespace
 
-Diagnosis diagnose(const NodeRecord& n, const ProblemSpec& spec, const std::string& report) {
+Diagnosis diagnose(const NodeRecord& n, const ProblemSpec& spec, const std::string& report, const std::string& backend,
+                   double peak_gbps) {
   Diagnosis d;
   const std::string text = n.message + "\n" + report;
   switch (n.status) {
@@ -55,13 +56,21 @@ Diagnosis diagnose(const NodeRecord& n, const ProblemSpec& spec, const std::stri
       break;
     case EvalStatus::ok: {
       std::string err;
-      const auto bytes = eval_expr(spec.roofline_bytes, spec.bench, err);
-      const auto flops = eval_expr(spec.roofline_flops, spec.bench, err);
+      const auto bytes = eval_expr(spec.roofline_bytes, spec.bench_for(backend), err);
+      const auto flops = eval_expr(spec.roofline_flops, spec.bench_for(backend), err);
       if (bytes && flops && n.candidate_ms > 0) {
         const double gbps = *bytes / (n.candidate_ms * 1e-3) / 1e9;
         const double intensity = *flops / *bytes;
         if (intensity < 4) {
           d.summary = fmt("memory-bound: %.1f GB/s achieved at %.2f flop/byte", gbps, intensity);
+          if (peak_gbps > 0) {
+            const double pct = 100 * gbps / peak_gbps;
+            d.summary += fmt(", %.0f%% of the device's measured copy bandwidth", pct);
+            if (pct >= 85)
+              d.directives.push_back("It is near the bandwidth limit: only moving fewer bytes (fusing, narrower types where the tolerance allows) can still pay.");
+            else if (pct < 60)
+              d.directives.push_back("Far below the bandwidth limit: put more bytes in flight (16-byte vector accesses, several independent loads per thread, more threads or rows per block, a grid that fills every multiprocessor).");
+          }
           d.directives.push_back("The kernel is memory-bound: make fewer passes over memory (fuse passes, keep rows in cache), use contiguous vectorised loads and stores, and use all cores.");
         } else {
           d.summary = fmt("compute-bound: %.1f GFLOP/s at %.2f flop/byte", *flops / (n.candidate_ms * 1e-3) / 1e9, intensity);

@@ -15,6 +15,9 @@ struct Diagnosis {
 };
 
 // `report`: the evaluator's report text for the node (compile log or verdict message), may be empty.
-Diagnosis diagnose(const NodeRecord& node, const ProblemSpec& spec, const std::string& report);
+// `backend` picks the benchmark shape the node was timed on (bench_cuda on cuda); `peak_gbps`, when known
+// (the device's measured copy bandwidth), places a memory-bound kernel against the device's limit.
+Diagnosis diagnose(const NodeRecord& node, const ProblemSpec& spec, const std::string& report,
+                   const std::string& backend = "cpu", double peak_gbps = 0);
 
 }  // namespace kevolve

@@ -90,7 +90,7 @@ Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph&
     Params child = p.op == "crossover" && parents.size() == 2
                        ? (attempt < 8 ? crossover(parents[0]->params, parents[1]->params, rng)
                                       : mutate(crossover(parents[0]->params, parents[1]->params, rng), rng))
-                       : directed_ && attempt < 16 ? directed_mutate(parents[0]->params, diagnose(*parents[0], spec_, "").summary, rng)
+                       : directed_ && attempt < 16 ? directed_mutate(parents[0]->params, diagnose(*parents[0], spec_, "", t_.backend).summary, rng)
                                                    : mutate(parents[0]->params, rng);
     if (!t_.violated(child).empty() || g.has_params(child)) continue;
     return finish(child, p.op + " of node " + std::to_string(parents[0]->id) +

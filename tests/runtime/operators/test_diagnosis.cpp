@@ -44,3 +44,23 @@ TEST_CASE("diagnoses name the failure class and what to do about it", "[diagnosi
   CHECK(d.summary.find("GB/s") != std::string::npos);
   CHECK(any_has(d, "3.00x"));
 }
+
+TEST_CASE("on the GPU the diagnosis uses the GPU benchmark size and places the kernel against the measured bandwidth", "[diagnosis]") {
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/rmsnorm_fwd/problem.toml");
+  REQUIRE(spec);
+  REQUIRE(!spec->bench_cuda.empty());
+  NodeRecord n;
+  n.status = EvalStatus::ok;
+  n.fitness = 1.2;
+  n.candidate_ms = 0.5;  // 16384 x 4096 floats read and written in 0.5 ms: about 1074 GB/s
+  auto slow = diagnose(n, *spec, "", "cuda", 4000);
+  CHECK(slow.summary.find("1073.8 GB/s") != std::string::npos);
+  CHECK(slow.summary.find("27% of the device's measured copy bandwidth") != std::string::npos);
+  CHECK(any_has(slow, "Far below the bandwidth limit"));
+  n.candidate_ms = 0.13;
+  auto near = diagnose(n, *spec, "", "cuda", 4200);
+  CHECK(any_has(near, "near the bandwidth limit"));
+  // The CPU benchmark shape is smaller: the same time there is a different bandwidth.
+  CHECK(diagnose(n, *spec, "").summary.find("GB/s") != std::string::npos);
+  CHECK(diagnose(n, *spec, "").summary.find("copy bandwidth") == std::string::npos);
+}
