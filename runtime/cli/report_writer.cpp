@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "backends/backend.hpp"
+#include "backends/cuda/profile/nsight.hpp"
+#include "backends/worker_client.hpp"
 #include "runtime/json.hpp"
 #include "runtime/search/graph.hpp"
 #include "storage/store.hpp"
@@ -193,7 +195,14 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   js << ",\"counts\":{\"evaluated\":" << sum.evaluated << ",\"correct\":" << sum.correct << ",\"failed\":" << sum.failed << ",\"by_status\":{";
   bool first = true;
   for (auto& [k, v] : by_status) { js << (first ? "" : ",") << json::quote(k) << ":" << v; first = false; }
-  js << "}},\"retimed\":" << retimed.str()
+  // Hardware counters for the best CUDA kernel (Nsight Compute, when it can read them).
+  std::string nsight;
+  if (q.backend == "cuda" && retimed_ok)
+    if (auto src = store->artifact(q.search_id, best->id, "source"))
+      nsight = cuda::nsight_profile(q.spec, *src, q.retime, sibling_executable("kevolve"));
+  js << "}},\"retimed\":" << retimed.str();
+  if (!nsight.empty()) js << ",\"nsight\":" << json::quote(nsight);
+  js
      << ",\"method\":" << json::quote(q.backend != "null" ? "best = highest speedup among the top " + std::to_string(q.retime_top) +
                                                                " search-time candidates re-timed in a fresh evaluator worker (alternating "
                                                                "candidate and reference passes, median)"
@@ -203,6 +212,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   if (best) {
     if (auto src = store->artifact(q.search_id, best->id, "source")) std::ofstream(fs::path(q.out_dir) / "best" / (q.backend == "cuda" ? "kernel.cu" : "kernel.cpp")) << *src;
     std::ofstream(fs::path(q.out_dir) / "best" / "params.json") << params_json(best->params) << "\n";
+    if (!nsight.empty()) std::ofstream(fs::path(q.out_dir) / "best" / "nsight.txt") << nsight;
   }
   std::ostringstream text;
   text << "search " << q.search_id << " on " << rec->problem << " (" << rec->strategy << "): " << sum.evaluated << " evaluated, "
