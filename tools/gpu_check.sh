@@ -5,14 +5,15 @@
 # comes in slices of minutes) picks up where it stopped: finished searches are skipped, an interrupted
 # one resumes from its RocksDB store.
 #
-# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b]
+# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b] [--nsight a,b]
 #   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md
 #   --budget    evaluations per search (default 14)
 #   --deadline  stop starting/continuing searches after this many seconds (default 520)
+#   --nsight    problems whose best kernel gets an Nsight Compute profile (default: all; "none" for none)
 # Needs the node bundle from the build machine: tools/bundle_node.sh (dist/kevolve-node).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-state=gpu-state budget=14 deadline=520 tests=1 only=""
+state=gpu-state budget=14 deadline=520 tests=1 only="" nsight=all
 while [ $# -gt 0 ]; do
   case "$1" in
     --state) state=$2; shift 2 ;;
@@ -20,6 +21,7 @@ while [ $# -gt 0 ]; do
     --deadline) deadline=$2; shift 2 ;;
     --skip-tests) tests=0; shift ;;
     --only) only=$2; shift 2 ;;
+    --nsight) nsight=$2; shift 2 ;;
     *) echo "gpu_check: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +81,7 @@ checkpoint_seconds = 60
 min_time = 0.2
 arch = "sm_90"
 CFG
-  timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
+  ns=0; { [ "$nsight" = all ] || [[ ",$nsight," == *",$p,"* ]]; } && ns=1
+  KEVOLVE_NSIGHT=$ns timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
 done
 python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"

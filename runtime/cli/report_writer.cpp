@@ -195,9 +195,11 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   js << ",\"counts\":{\"evaluated\":" << sum.evaluated << ",\"correct\":" << sum.correct << ",\"failed\":" << sum.failed << ",\"by_status\":{";
   bool first = true;
   for (auto& [k, v] : by_status) { js << (first ? "" : ",") << json::quote(k) << ":" << v; first = false; }
-  // Hardware counters for the best CUDA kernel (Nsight Compute, when it can read them).
+  // Hardware counters for the best CUDA kernel (Nsight Compute, when it can read them; KEVOLVE_NSIGHT=0
+  // skips the profiling run, which replays the kernel and takes seconds).
   std::string nsight;
-  if (q.backend == "cuda" && retimed_ok)
+  const char* want_nsight = std::getenv("KEVOLVE_NSIGHT");
+  if (q.backend == "cuda" && retimed_ok && !(want_nsight && std::string(want_nsight) == "0"))
     if (auto src = store->artifact(q.search_id, best->id, "source"))
       nsight = cuda::nsight_profile(q.spec, *src, q.retime, sibling_executable("kevolve"));
   js << "}},\"retimed\":" << retimed.str();
