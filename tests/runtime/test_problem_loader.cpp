@@ -78,7 +78,7 @@ TEST_CASE("every core problem spec loads", "[spec]") {
     CHECK(p);
     ++n;
   }
-  CHECK(n == 9);
+  CHECK(n == 12);
 }
 
 TEST_CASE("spec errors name the file, the key and what was expected", "[spec]") {

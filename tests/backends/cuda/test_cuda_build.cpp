@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "backends/cuda/launch_spec.hpp"
+#include "knowledge/template_library.hpp"
 #include "tests/backends/cuda/cuda_helpers.hpp"
 
 using namespace kevolve;
@@ -96,4 +97,43 @@ TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or
     CHECK(bad.verdict->compile_log.find("undeclared_thing") != std::string::npos);
   }
   remove_build_dir(bad.dir);
+}
+
+TEST_CASE("every core problem has a CUDA template whose seed and sampled points build for sm_90", "[cuda][templates]") {
+  namespace fs = std::filesystem;
+  EvalOptions o;
+  o.arch = "sm_90";
+  int problems = 0;
+  for (auto& dir : fs::directory_iterator(test::source_path("problems/core"))) {
+    const std::string name = dir.path().filename().string();
+    INFO(name);
+    auto spec = load_problem((dir.path() / "problem.toml").string());
+    REQUIRE(spec);
+    CHECK_FALSE(spec->bench_cuda.empty());  // the GPU benchmark size
+    auto t = find_template("cuda", name, {test::source_path("knowledge")});
+    REQUIRE(t);
+    ++problems;
+    // The seed (defaults) and the last value of every parameter, each built for real where NVRTC exists.
+    std::vector<Params> points{t->defaults()};
+    Params last = t->defaults();
+    for (auto& d : t->params) last[d.name] = d.values.back();
+    if (t->violated(last).empty()) points.push_back(last);
+    for (auto& p : points) {
+      auto src = t->render(p);
+      REQUIRE(src);
+      Candidate c;
+      c.language = "cuda";
+      c.source = *src;
+      BuiltCandidate b = cuda::build(c, o);
+      if (b.verdict && b.verdict->reason == "toolchain") {
+        std::cout << "SKIPPED building the CUDA template of " << name << ": " << b.verdict->message << "\n";
+      } else {
+        INFO((b.verdict ? b.verdict->message + "\n" + b.verdict->compile_log : std::string()));
+        CHECK_FALSE(b.verdict);
+        CHECK(b.build.log.find("local memory: YES") == std::string::npos);  // no spills in the SASS (where cuobjdump exists)
+      }
+      remove_build_dir(b.dir);
+    }
+  }
+  CHECK(problems == 12);
 }
