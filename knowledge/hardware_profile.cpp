@@ -34,4 +34,9 @@ std::string detect_cpu_target() {
   return "x86-avx2";
 }
 
+std::string resolve_hardware(const std::string& backend, const std::string& hardware) {
+  if (hardware != "auto") return hardware;
+  return backend == "cuda" ? "nvidia-hopper" : detect_cpu_target();
+}
+
 }  // namespace kevolve

@@ -20,5 +20,8 @@ Expected<HardwareProfile> load_hardware(const std::string& knowledge_root, const
 
 // The CPU target of this machine: x86-avx512 when the CPU has AVX-512F, else x86-avx2.
 std::string detect_cpu_target();
+// The hardware target of a config: `hardware` itself, or for "auto" this CPU's target (cpu backend) or
+// nvidia-hopper (cuda backend).
+std::string resolve_hardware(const std::string& backend, const std::string& hardware);
 
 }  // namespace kevolve

@@ -97,7 +97,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       if (!top.count(std::string(k.str())))
         r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm or null)");
     }
-    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "directed", "seed", "max_in_flight", "build_workers", "devices",
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers", "devices",
                                 "retime_top", "retime_min_time"});
     if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
     r.get(s, "search", "problem", c.problem);
@@ -110,6 +110,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(s, "search", "template", c.template_name);
     r.get(s, "search", "hardware", c.hardware);
     r.get(s, "search", "directed", c.directed);
+    r.get(s, "search", "warm_start", c.warm_start);
     r.get(s, "search", "replay_store", c.replay_store);
     r.get(s, "search", "replay_search", c.replay_search);
     if (c.op != "template" && c.op != "null" && c.op != "llm" && c.op != "replay")

@@ -20,6 +20,7 @@ struct RunConfig {
   std::string op = "template";     // operator
   std::string template_name;       // knowledge/templates/<backend>/<this>; default: the problem's name
   bool directed = false;           // the template operator follows each parent's diagnosis
+  bool warm_start = true;          // a new search starts from the best kernel earlier searches stored (context memory)
   std::string hardware = "auto";   // knowledge/hardware/<this>: constraints for templates and prompts; auto = this CPU
   llm::LlmConfig llm;              // operator = "llm"
   int llm_concurrency = 2;         // LLM requests in flight at once

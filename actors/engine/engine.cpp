@@ -5,6 +5,8 @@
 
 #include "actors/build/build_farm.hpp"
 #include "actors/device/device_registry.hpp"
+#include "actors/memory/memory_actor.hpp"
+#include "knowledge/hardware_profile.hpp"
 #include "actors/operator/operator_actor.hpp"
 #include "actors/search/search_actor.hpp"
 #include "actors/store/store_actor.hpp"
@@ -18,6 +20,17 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   auto opened = Store::open(config.store);
   if (!opened) return R::failure(opened.error());
   std::shared_ptr<Store> store = std::move(*opened);
+
+  // The context memory of this problem on this backend and hardware, as earlier searches left it.
+  std::string note;
+  Lessons lessons = recall_lessons(*store, lessons_key(spec.name, config.backend, resolve_hardware(config.backend, config.hardware)), &note);
+  if (!note.empty()) std::cerr << "kevolve: memory: " << note << " (starting without it)\n";
+  const bool is_new = !store->search(config.search_id);
+  if (lessons.evaluated() > 0 && config.backend != "null") {
+    std::cerr << "kevolve: memory: " << lessons.summary() << "\n";
+    if (is_new && config.warm_start)
+      if (auto how = op->warm_start(lessons); !how.empty()) std::cerr << "kevolve: warm start: " << how << "\n";
+  }
 
   SearchSetup setup;
   setup.keep_context = op->needs_context();
@@ -89,6 +102,9 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   setup.op = op_hdl;
   setup.builds = builds;
   setup.devices = devices;
+  if (config.backend != "null")  // the null backend measures the engine alone
+    setup.memory = spawn_memory_actor(sys, {spec, config.backend, lessons, store_hdl, store});
+  auto memory_hdl = setup.memory;
   auto search = spawn_search_actor(sys, std::move(setup));
 
   SearchStatus last;
@@ -111,10 +127,14 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
       for (int i = 0; i < 5 && !(options.interrupted && options.interrupted->load()); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    // The context memory makes its lessons and pending diagnoses durable before anything stops.
+    if (memory_hdl)
+      self->request(memory_hdl, std::chrono::seconds(60), atoms::flush_atom::value)
+          .receive([](bool) {}, [&](caf::error& e) { std::cerr << "kevolve: memory: not saved: " << sys.render(e) << "\n"; });
     // Shut down: the store actor flushes what it holds when it exits.
     for (auto h : {caf::actor_cast<caf::actor>(search), caf::actor_cast<caf::actor>(op_hdl), caf::actor_cast<caf::actor>(builds),
-                   caf::actor_cast<caf::actor>(devices)})
-      self->send_exit(h, caf::exit_reason::user_shutdown);
+                   caf::actor_cast<caf::actor>(devices), caf::actor_cast<caf::actor>(memory_hdl)})
+      if (h) self->send_exit(h, caf::exit_reason::user_shutdown);
     self->send_exit(store_hdl, caf::exit_reason::user_shutdown);
   }
   sys.await_all_actors_done();

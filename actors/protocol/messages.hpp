@@ -36,6 +36,14 @@ struct MakeReply {
   std::string stop;           // set when the operator will make nothing more (e.g. its budget is spent)
 };
 
+// search -> context memory: one scored node and what the evaluator said about it.
+struct ScoredNote {
+  std::string search;
+  NodeRecord node;
+  std::string report;       // the verdict message (with the profile), or the compile log for compile errors
+  double peak_gbps = 0;     // the device's measured copy bandwidth, when the backend measures one
+};
+
 // node -> build farm: compile one candidate for a backend.
 struct BuildJob {
   std::string backend;  // cpu | null

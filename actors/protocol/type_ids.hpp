@@ -68,6 +68,9 @@ template <class F> typename F::result_type inspect(F& f, BuildOutcome& x) {
 template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
   return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options);
 }
+template <class F> typename F::result_type inspect(F& f, ScoredNote& x) {
+  return f(caf::meta::type_name("ScoredNote"), x.search, x.node, x.report, x.peak_gbps);
+}
 template <class F> typename F::result_type inspect(F& f, SearchStatus& x) {
   return f(caf::meta::type_name("SearchStatus"), x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node,
            x.best_fitness, x.rate, x.finished, x.stop_reason);
@@ -89,6 +92,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildOutcome))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalJob))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchStatus))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::ScoredNote))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeState))
   CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")

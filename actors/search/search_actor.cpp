@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "actors/node/node_actor.hpp"
-#include "runtime/operators/diagnosis.hpp"
 #include "runtime/search/termination.hpp"
 
 namespace kevolve {
@@ -223,13 +222,10 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   if (st.s.keep_context)
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
   if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
-  {  // what the context-memory diagnosis makes of it, kept with the node
-    const Diagnosis d = diagnose(n, st.s.spec, r.status == EvalStatus::compile_error ? r.compile_log : report, st.s.config.backend,
-                                 r.peak_gbps);
-    std::string text = d.summary;
-    for (auto& line : d.directives) text += "\n- " + line;
-    b.artifacts.push_back({id, {n.id, "diagnosis", text}});
-  }
+  // The context-memory agent diagnoses it (stored with the node) and learns from it.
+  if (st.s.memory)
+    self->send(st.s.memory, atoms::scored_atom::value,
+               ScoredNote{id, n, r.status == EvalStatus::compile_error ? r.compile_log : report, r.peak_gbps});
   if (!r.profile.empty()) b.artifacts.push_back({id, {n.id, "profile", r.profile}});
   if (!r.runner_log.empty()) b.artifacts.push_back({id, {n.id, "runner_log", r.runner_log}});
   self->send(st.s.store, atoms::write_atom::value, std::move(b));

@@ -13,6 +13,7 @@
 #include "actors/protocol/operator.hpp"
 #include "actors/protocol/search.hpp"
 #include "actors/protocol/store.hpp"
+#include "actors/protocol/memory.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
 #include "runtime/run_config.hpp"
@@ -31,6 +32,7 @@ struct SearchSetup {
   operator_actor op;
   build_actor builds;
   device_actor devices;
+  memory_actor memory;                        // context memory (diagnoses, lessons); none with the null backend
 };
 
 search_actor spawn_search_actor(caf::actor_system& sys, SearchSetup setup);

@@ -105,7 +105,7 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   if (!cfg) { std::cerr << "kevolve run: " << cfg.error() << "\n"; return 2; }
   RunConfig c = *cfg;
   if (!store_override.empty()) c.store = store_override;
-  if (c.hardware == "auto") c.hardware = c.backend == "cuda" ? "nvidia-hopper" : detect_cpu_target();
+  c.hardware = resolve_hardware(c.backend, c.hardware);
   auto spec = resolve_problem(c.problem, {});
   if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
   std::shared_ptr<Operator> op;

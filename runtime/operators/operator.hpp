@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/expected.hpp"
+#include "runtime/memory/lessons.hpp"
 #include "runtime/records/candidate.hpp"
 #include "runtime/search/strategy.hpp"
 
@@ -46,6 +47,9 @@ class Operator {
   virtual std::string exhausted() const { return {}; }
   // Whether failed nodes can be given to this operator for repair.
   virtual bool can_repair() const = 0;
+  // What earlier searches on the same problem, backend and hardware learnt, given before a NEW search
+  // starts; an operator may start from their best kernels. Returns how it used them ("" = not at all).
+  virtual std::string warm_start(const Lessons&) { return {}; }
 };
 
 }  // namespace kevolve

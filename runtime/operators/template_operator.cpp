@@ -1,5 +1,7 @@
 #include "runtime/operators/template_operator.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 
 #include "runtime/operators/diagnosis.hpp"
@@ -57,6 +59,22 @@ Params TemplateOperator::directed_mutate(const Params& parent, const std::string
   return p;
 }
 
+std::string TemplateOperator::warm_start(const Lessons& l) {
+  for (auto& e : l.best) {
+    bool valid = e.params.size() == t_.params.size();
+    for (auto& d : t_.params) {
+      auto it = e.params.find(d.name);
+      valid = valid && it != e.params.end() && std::find(d.values.begin(), d.values.end(), it->second) != d.values.end();
+    }
+    if (!valid || !t_.violated(e.params).empty()) continue;
+    warm_ = e;
+    char f[32];
+    std::snprintf(f, sizeof f, "%.2fx", e.fitness);
+    return "starting from the best earlier kernel (search " + e.search + ", node " + std::to_string(e.node) + ", " + f + ")";
+  }
+  return {};
+}
+
 Params TemplateOperator::crossover(const Params& a, const Params& b, Rng& rng) const {
   Params p;
   std::bernoulli_distribution pick(0.5);
@@ -77,7 +95,11 @@ Expected<Offspring> TemplateOperator::finish(const Params& params, const std::st
 }
 
 Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) {
-  if (p.op == "seed") return finish(t_.defaults(), "default parameters");
+  if (p.op == "seed") {
+    if (warm_)
+      return finish(warm_->params, "warm start: the best kernel of search " + warm_->search + ", node " + std::to_string(warm_->node));
+    return finish(t_.defaults(), "default parameters");
+  }
   if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
   std::vector<const NodeRecord*> parents;
   for (auto id : p.parents) {

@@ -8,6 +8,8 @@
 // mutations stays blind, to keep exploring. The diagnosis uses the node's timing and the problem's
 // roofline only, never the answer.
 #pragma once
+#include <optional>
+
 #include "knowledge/template_library.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
@@ -21,6 +23,8 @@ class TemplateOperator : public Operator {
   using Operator::make;
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) override;
   bool can_repair() const override { return false; }
+  // The seed becomes the best earlier kernel whose parameters are valid points of this template.
+  std::string warm_start(const Lessons& l) override;
   const KernelTemplate& kernel_template() const { return t_; }
 
   // Pure helpers, exposed for tests.
@@ -38,6 +42,7 @@ class TemplateOperator : public Operator {
   Expected<Offspring> finish(const Params& params, const std::string& how) const;
   KernelTemplate t_;
   bool directed_ = false;
+  std::optional<Exemplar> warm_;
   ProblemSpec spec_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "actors/engine/engine.hpp"
 #include "knowledge/template_library.hpp"
+#include "runtime/memory/lessons.hpp"
 #include "runtime/operators/null_operator.hpp"
 #include "runtime/operators/template_operator.hpp"
 #include "runtime/cli/report_writer.hpp"
@@ -175,4 +176,70 @@ TEST_CASE("a real CPU search compiles, verifies and times template kernels throu
   CHECK(h.str().find("<circle") != std::string::npos);
   fs::remove_all(dir);
   fs::remove_all(rq.out_dir);
+}
+
+TEST_CASE("the context memory keeps lessons across searches and a new search starts from the best kernel", "[engine][cpu][memory]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-memory-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  REQUIRE(spec);
+  auto t = find_template("cpu", "softmax_rows", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
+  REQUIRE(t);
+  RunConfig c;
+  c.problem = spec->file;
+  c.backend = "cpu";
+  c.hardware = "x86-avx2";
+  c.max_in_flight = 2;
+  c.store = dir;
+  c.checkpoint_seconds = 0;
+  c.eval.min_time_s = 0.02;
+  c.eval.min_reps = 5;
+  c.search_id = "first";
+  c.budget.max_evaluations = 5;
+  REQUIRE(run_search(c, *spec, std::make_shared<TemplateOperator>(*t), {}));
+
+  Params best_params;
+  double best = -1;
+  {
+    auto store = Store::open(dir, true);
+    REQUIRE(store);
+    for (auto& n : (*store)->nodes("first"))
+      if (n.correct() && n.fitness > best) { best = n.fitness; best_params = n.params; }
+    auto bytes = (*store)->artifact(lessons_search(lessons_key(spec->name, "cpu", "x86-avx2")), 0, "lessons");
+    REQUIRE(bytes);
+    auto l = decode_lessons(*bytes);
+    REQUIRE(l);
+    CHECK(l->evaluated() == 5);
+    REQUIRE_FALSE(l->best.empty());
+    CHECK(l->best[0].params == best_params);
+    CHECK(l->best[0].source.find("kevolve_kernel") != std::string::npos);
+  }
+  REQUIRE(best > 0);
+
+  c.search_id = "second";
+  c.budget.max_evaluations = 2;
+  REQUIRE(run_search(c, *spec, std::make_shared<TemplateOperator>(*t), {}));
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  auto nodes = (*store)->nodes("second");
+  REQUIRE(!nodes.empty());
+  CHECK(nodes.front().op == "seed");
+  CHECK(nodes.front().params == best_params);  // the seed is the first search's best kernel, not the naive default
+  auto l = decode_lessons(*(*store)->artifact(lessons_search(lessons_key(spec->name, "cpu", "x86-avx2")), 0, "lessons"));
+  REQUIRE(l);
+  CHECK(l->evaluated() == 7);
+  CHECK(l->searches == std::vector<std::string>{"first", "second"});
+
+  // warm_start = false: the naive default again.
+  c.search_id = "third";
+  c.warm_start = false;
+  c.budget.max_evaluations = 1;
+  store->reset();
+  REQUIRE(run_search(c, *spec, std::make_shared<TemplateOperator>(*t), {}));
+  auto again = Store::open(dir, true);
+  REQUIRE(again);
+  CHECK((*again)->nodes("third").front().params == t->defaults());
+  again->reset();
+  fs::remove_all(dir);
+  fs::remove_all(dir + ".checkpoints");
 }
