@@ -5,6 +5,7 @@
 
 #include "actors/build/build_farm.hpp"
 #include "actors/device/device_registry.hpp"
+#include "actors/deep_search/deep_search_actor.hpp"
 #include "actors/memory/memory_actor.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "actors/operator/operator_actor.hpp"
@@ -90,7 +91,10 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   const std::string checkpoints = config.store + ".checkpoints";
   clean_partial_checkpoints(checkpoints);
   auto store_hdl = spawn_store_actor(sys, store, checkpoints, config.checkpoint_seconds);
-  auto op_hdl = spawn_operator_actor(sys, std::move(op));
+  // The deep-search agent serves the operator's knowledge base (the LLM operator's), when it has one.
+  deep_search_actor deep;
+  if (auto kb = op->knowledge_base()) deep = spawn_deep_search_actor(sys, kb);
+  auto op_hdl = spawn_operator_actor(sys, std::move(op), deep);
   const int build_workers = config.build_workers > 0 ? config.build_workers
                                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto builds = spawn_build_farm(sys, build_workers, config.backend != "null");
@@ -133,7 +137,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
           .receive([](bool) {}, [&](caf::error& e) { std::cerr << "kevolve: memory: not saved: " << sys.render(e) << "\n"; });
     // Shut down: the store actor flushes what it holds when it exits.
     for (auto h : {caf::actor_cast<caf::actor>(search), caf::actor_cast<caf::actor>(op_hdl), caf::actor_cast<caf::actor>(builds),
-                   caf::actor_cast<caf::actor>(devices), caf::actor_cast<caf::actor>(memory_hdl)})
+                   caf::actor_cast<caf::actor>(devices), caf::actor_cast<caf::actor>(memory_hdl), caf::actor_cast<caf::actor>(deep)})
       if (h) self->send_exit(h, caf::exit_reason::user_shutdown);
     self->send_exit(store_hdl, caf::exit_reason::user_shutdown);
   }

@@ -9,13 +9,15 @@ namespace {
 
 struct OperatorState {
   std::shared_ptr<Operator> op;
+  deep_search_actor deep;  // the deep-search agent, when the operator draws on a knowledge base
   std::map<std::string, SearchGraph> graphs;  // per search: every node it told us about
   static inline const char* name = "operator";
 };
 
 operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer<OperatorState> self,
-                                                std::shared_ptr<Operator> op) {
+                                                std::shared_ptr<Operator> op, deep_search_actor deep) {
   self->state.op = std::move(op);
+  self->state.deep = std::move(deep);
   return {
       [self](atoms::make_atom, const std::vector<MakeRequest>& batch) {
         std::vector<MakeReply> out(batch.size());
@@ -32,6 +34,15 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
             ctx.parents.push_back({q.parents[k].id, k < q.parent_sources.size() ? q.parent_sources[k] : "",
                                    k < q.parent_reports.size() ? q.parent_reports[k] : ""});
           ctx.best = {q.best_id, q.best_source, ""};
+          if (self->state.deep) {  // retrieval through the deep-search agent (this actor may block: it has its own thread)
+            const KbQuery kq = self->state.op->knowledge_query(q.proposal, self->state.graphs[q.search], ctx);
+            if (!kq.text.empty()) {
+              caf::scoped_actor asker{self->system()};
+              asker->request(self->state.deep, std::chrono::seconds(30), atoms::kb_atom::value, kq)
+                  .receive([&](std::vector<KbHit>& hits) { ctx.knowledge = std::move(hits); ctx.knowledge_given = true; },
+                           [](caf::error&) {});  // no hits: the operator goes on without them
+            }
+          }
           Rng rng(q.seed);
           auto child = self->state.op->make(q.proposal, self->state.graphs[q.search], rng, ctx);
           MakeReply& r = out[i];
@@ -65,9 +76,10 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
 
 }  // namespace
 
-operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op) {
-  if (op->blocks()) return sys.spawn<caf::detached>(operator_behavior, std::move(op));  // network calls
-  return sys.spawn(operator_behavior, std::move(op));
+operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op, deep_search_actor deep) {
+  // Network calls and retrieval requests block: such an operator actor gets a thread of its own.
+  if (op->blocks() || deep) return sys.spawn<caf::detached>(operator_behavior, std::move(op), std::move(deep));
+  return sys.spawn(operator_behavior, std::move(op), std::move(deep));
 }
 
 }  // namespace kevolve

@@ -1,13 +1,15 @@
 // Spawns the operator actor around an Operator (runtime/operators/): for each proposal it builds the
-// child from the parents' records, with the randomness the search drew for it.
+// child from the parents' records, with the randomness the search drew for it. With a deep-search agent,
+// it first retrieves the knowledge the operator asks for (knowledge_query) and hands it to make().
 #pragma once
 #include <memory>
 
+#include "actors/protocol/deep_search.hpp"
 #include "actors/protocol/operator.hpp"
 #include "runtime/operators/operator.hpp"
 
 namespace kevolve {
 
-operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op);
+operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op, deep_search_actor deep = {});
 
 }  // namespace kevolve

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "knowledge/knowledge_base.hpp"
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/eval_request.hpp"
 #include "runtime/records/node.hpp"

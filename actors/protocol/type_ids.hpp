@@ -68,6 +68,12 @@ template <class F> typename F::result_type inspect(F& f, BuildOutcome& x) {
 template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
   return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options);
 }
+template <class F> typename F::result_type inspect(F& f, KbQuery& x) {
+  return f(caf::meta::type_name("KbQuery"), x.text, x.hardware, x.problem, x.limit);
+}
+template <class F> typename F::result_type inspect(F& f, KbHit& x) {
+  return f(caf::meta::type_name("KbHit"), x.path, x.title, x.score, x.snippet);
+}
 template <class F> typename F::result_type inspect(F& f, ScoredNote& x) {
   return f(caf::meta::type_name("ScoredNote"), x.search, x.node, x.report, x.peak_gbps);
 }
@@ -93,6 +99,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalJob))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchStatus))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::ScoredNote))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::KbQuery))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::KbHit))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeState))
   CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")
@@ -108,4 +116,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_ATOM(kevolve, kevolve::atoms, flush_atom, "flush")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, tick_atom, "tick")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, spec_atom, "spec")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, kb_atom, "kb")
 CAF_END_TYPE_ID_BLOCK(kevolve)

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "knowledge/knowledge_base.hpp"
 #include "runtime/expected.hpp"
 #include "runtime/memory/lessons.hpp"
 #include "runtime/records/candidate.hpp"
@@ -27,6 +28,9 @@ struct NodeContext {
 struct OperatorContext {
   std::vector<NodeContext> parents;  // in the proposal's parent order
   NodeContext best;                  // the best correct kernel so far (id 0 if none)
+  // What the deep-search agent found for this operator's knowledge_query(), when it was asked.
+  std::vector<KbHit> knowledge;
+  bool knowledge_given = false;
 };
 
 class Operator {
@@ -47,6 +51,11 @@ class Operator {
   virtual std::string exhausted() const { return {}; }
   // Whether failed nodes can be given to this operator for repair.
   virtual bool can_repair() const = 0;
+  // The knowledge base this operator draws on (the deep-search agent serves it); nullptr = none.
+  virtual std::shared_ptr<KnowledgeBase> knowledge_base() const { return nullptr; }
+  // The retrieval query for one child, built from the parent's context (empty text = no retrieval).
+  // The operator actor asks the deep-search agent and hands the hits to make() in ctx.knowledge.
+  virtual KbQuery knowledge_query(const Proposal&, const SearchGraph&, const OperatorContext&) const { return {}; }
   // What earlier searches on the same problem, backend and hardware learnt, given before a NEW search
   // starts; an operator may start from their best kernels. Returns how it used them ("" = not at all).
   virtual std::string warm_start(const Lessons&) { return {}; }
