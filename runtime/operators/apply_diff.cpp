@@ -197,14 +197,16 @@ Expected<std::string> apply_unified_diff(const std::string& original, const std:
         bool any = false;
         for (size_t p = floor; p < file.size(); ++p) {
           const size_t m = prefix_match(file, p, old, true);
-          const bool nearer = expected >= 0 && std::labs(static_cast<long>(p) - expected) < std::labs(static_cast<long>(best_p) - expected);
+          const bool nearer =
+              expected >= 0 && std::labs(static_cast<long>(p) - expected) < std::labs(static_cast<long>(best_p) - expected);
           if (!any || m > best || (m == best && m > 0 && nearer)) best = m, best_p = p, any = true;
         }
         std::string why = which + ": " + quoted(old[best]->text) + " not found in " + name;
         if (best > 0) {
+          const size_t stop = best_p + best;
           why += " (the hunk's lines before it match from line " + std::to_string(best_p + 1) + ", where line " +
-                 std::to_string(best_p + best + 1) +
-                 (best_p + best < file.size() ? " is '" + std::string(trim(file[best_p + best]).substr(0, 100)) + "')" : " is past the end)");
+                 std::to_string(stop + 1) +
+                 (stop < file.size() ? " is '" + std::string(trim(file[stop]).substr(0, 100)) + "')" : " is past the end)");
         } else if (k > 0) {
           for (size_t p = 0; p < floor && p + old.size() <= file.size(); ++p)
             if (prefix_match(file, p, old, true) == old.size()) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "runtime/expr.hpp"
+#include "runtime/operators/apply_diff.hpp"
 #include "runtime/operators/diagnosis.hpp"
 
 namespace kevolve {
@@ -24,26 +25,50 @@ Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
   return t;
 }
 
-Expected<std::string> extract_code(const std::string& reply) {
-  using R = Expected<std::string>;
-  std::string best;
-  bool diff = false;
+namespace {
+
+// Whether a fenced block (its info string and body), or a bare reply, is a diff rather than a source file.
+bool is_diff(const std::string& lang, const std::string& body) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  const std::string head = first == std::string::npos ? "" : body.substr(first, 16);
+  return lang.find("diff") != std::string::npos || lang.find("patch") != std::string::npos || head.rfind("--- ", 0) == 0 ||
+         head.rfind("diff --git", 0) == 0 || head.rfind("@@", 0) == 0;
+}
+
+// The reply's fenced blocks: the last one with source defining the kernel, and the last diff.
+struct ReplyBlocks {
+  std::string code, diff;
+  bool fenced = false;
+};
+
+ReplyBlocks scan_reply(const std::string& reply) {
+  ReplyBlocks r;
   for (size_t pos = 0;;) {
     const size_t open = reply.find("```", pos);
     if (open == std::string::npos) break;
+    r.fenced = true;
     const size_t eol = reply.find('\n', open);
     if (eol == std::string::npos) break;
     const std::string lang = reply.substr(open + 3, eol - open - 3);
     const size_t close = reply.find("```", eol + 1);
     if (close == std::string::npos) break;
     const std::string body = reply.substr(eol + 1, close - eol - 1);
-    if (lang.find("diff") != std::string::npos || body.rfind("--- ", 0) == 0) diff = true;
-    else if (body.find("kevolve_kernel") != std::string::npos) best = body;
+    if (is_diff(lang, body)) r.diff = body;
+    else if (body.find("kevolve_kernel") != std::string::npos) r.code = body;
     pos = close + 3;
   }
-  if (!best.empty()) return best;
-  if (diff) return R::failure("the reply is a diff; a full source file is required");
-  if (reply.find("```") == std::string::npos && reply.find("kevolve_kernel(") != std::string::npos) return reply;
+  if (!r.fenced && is_diff("", reply)) r.diff = reply;
+  return r;
+}
+
+}  // namespace
+
+Expected<std::string> extract_code(const std::string& reply) {
+  using R = Expected<std::string>;
+  const ReplyBlocks b = scan_reply(reply);
+  if (!b.code.empty()) return b.code;
+  if (!b.diff.empty()) return R::failure("the reply is a diff; a full source file is required");
+  if (!b.fenced && reply.find("kevolve_kernel(") != std::string::npos) return reply;
   return R::failure("the reply contains no source defining kevolve_kernel");
 }
 
@@ -201,24 +226,46 @@ std::string LlmOperator::pick_model(Rng& rng) const {
 Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
   auto [system, user] = prompts(p, g, ctx);
   const std::string model = pick_model(rng);
+  const std::string* parent_source = ctx.parents.empty() || ctx.parents[0].source.empty() ? nullptr : &ctx.parents[0].source;
   std::string note, transcript;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const std::string asked = note.empty() ? user : user + "\n\n# Note\nYour previous reply could not be used: " + note +
                                                         ". Answer with the complete source in one ```cpp block.";
     auto reply = client_->complete(system, asked, model);
     if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
-    transcript += (transcript.empty() ? "" : "\n\n----- retry -----\n") + reply->text;
+    if (!transcript.empty()) transcript += "\n\n----- retry (the reply above could not be used: " + note + ") -----\n";
+    transcript += reply->text;
     auto code = extract_code(reply->text);
+    std::string patched;  // ", a diff on node N" when the code is the parent patched by the reply
     if (!code) {
-      note = code.error();
-      continue;
+      // A diff against the parent is applied to the parent's source; one that does not apply is asked again.
+      const std::string diff = scan_reply(reply->text).diff;
+      if (diff.empty()) {
+        note = code.error();
+        continue;
+      }
+      if (!parent_source) {
+        note = "the reply is a diff, but there is no parent kernel to apply it to; a full source file is required";
+        continue;
+      }
+      auto applied = apply_unified_diff(*parent_source, diff, "the parent");
+      if (!applied) {
+        note = "your diff could not be applied: " + applied.error();
+        continue;
+      }
+      if (applied->find("kevolve_kernel") == std::string::npos) {
+        note = "your diff, applied to the parent, leaves no source defining kevolve_kernel";
+        continue;
+      }
+      code = std::move(applied);
+      patched = ", a diff on node " + std::to_string(p.parents.empty() ? ctx.parents[0].id : p.parents[0]);
     }
     Offspring o;
     o.candidate.source = *code;
-    o.candidate.provenance = "llm " + model + " (" + p.op + ")";
+    o.candidate.provenance = "llm " + model + " (" + p.op + patched + ")";
     o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;
-    o.reply = transcript;
+    o.reply = transcript;  // the replies as received (a diff stays a diff; the source is the patched parent)
     return o;
   }
   return Expected<Offspring>::failure("LLM replies could not be used after 3 attempts: " + note);

@@ -137,6 +137,54 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   fs::remove(cfg);
 }
 
+TEST_CASE("a reply that is a diff against the parent is applied to it; one that does not apply is asked again", "[llm][engine]") {
+  Server server;
+  server.push({200, Server::openai_body(softmax_kernel(1))});
+  // The mutation of node 1: first a diff whose context is not in node 1, then one that applies.
+  server.push({200, Server::openai_body("```diff\n@@ -10,3 +10,3 @@\n-    float m = -INFINITY;\n+    float m = x[r * C];\n```\n")});
+  server.push({200, Server::openai_body("Only the comment changes.\n```diff\n--- a/kernel.cpp\n+++ b/kernel.cpp\n"
+                                        "@@ -1,3 +1,3 @@\n-// variant 1\n+// variant 1, patched\n #include \"kevolve_kernel.h\"\n"
+                                        " #include <algorithm>\n```\n")});
+  const std::string root = std::string(KEVOLVE_SOURCE_DIR) + "/knowledge";
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "fixture-model";
+  lc.retries = 0;
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  REQUIRE(spec);
+  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)", "x86-avx2", "",
+                                          nullptr, 1);
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-diff-" + std::to_string(getpid()))).string();
+  auto s = run_search(llm_search_config(*spec, dir, "diff", 2), *spec, op, {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 2);
+  CHECK(s->correct == 2);
+  CHECK(server.requests().size() == 3);
+
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  auto parent = (*store)->artifact("diff", 1, "source");
+  auto child = (*store)->artifact("diff", 2, "source");
+  REQUIRE(parent);
+  REQUIRE(child);
+  std::string want = *parent;
+  want.replace(want.find("// variant 1"), 12, "// variant 1, patched");
+  CHECK(*child == want);  // the patched parent, evaluated as a kernel
+  auto prompt = (*store)->artifact("diff", 2, "prompt");
+  REQUIRE(prompt);
+  CHECK(prompt->find("in one ```diff block") != std::string::npos);  // the prompt offers diffs
+  const std::string why = "your diff could not be applied: hunk 1: line 'float m = -INFINITY;' not found in the parent";
+  CHECK(prompt->find("could not be used: " + why) != std::string::npos);  // the re-ask said why
+  auto reply = (*store)->artifact("diff", 2, "reply");
+  REQUIRE(reply);
+  CHECK(reply->find(why) != std::string::npos);                            // the transcript records it
+  CHECK(reply->find("+// variant 1, patched") != std::string::npos);       // the reply stays the raw diff
+  store->reset();
+  fs::remove_all(dir);
+}
+
 TEST_CASE("kevolve run refuses an LLM config without its key or endpoint, at start", "[llm][cli]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-cfg-" + std::to_string(getpid()))).string();
   fs::create_directories(dir);
