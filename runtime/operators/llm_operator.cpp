@@ -113,6 +113,17 @@ mu::data items(const std::vector<std::string>& v) {
 
 }  // namespace
 
+KbQuery LlmOperator::knowledge_query(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const {
+  if (!kb_) return {};
+  std::string query = spec_.name + " " + shape_text(spec_.tags);
+  const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
+  if (parent && !ctx.parents.empty()) {  // what went wrong or what bounds it, in the diagnosis's words
+    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report);
+    query += " " + d.summary + (d.directives.empty() ? "" : " " + d.directives.front());
+  }
+  return {query, hardware_, spec_.name, 2};
+}
+
 std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const {
   mu::data d;
   d.set("hardware", hardware_);
@@ -186,7 +197,8 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
     }
   }
   if (kb_) {
-    auto hits = kb_->search({query, hardware_, spec_.name, 2});
+    // Retrieved by the deep-search agent when it was asked (ctx.knowledge), else here.
+    auto hits = ctx.knowledge_given ? ctx.knowledge : kb_->search({query, hardware_, spec_.name, 2});
     if (!hits.empty()) {
       mu::data list{mu::data::type::list};
       for (auto& h : hits)

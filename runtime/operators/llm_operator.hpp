@@ -34,6 +34,9 @@ class LlmOperator : public Operator {
   bool needs_context() const override { return true; }
   bool blocks() const override { return true; }
   int concurrency() const override { return concurrency_; }
+  std::shared_ptr<KnowledgeBase> knowledge_base() const override { return kb_; }
+  // The problem, its tags and the parent's diagnosis, for the two most relevant documents of this target.
+  KbQuery knowledge_query(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const override;
   std::string exhausted() const override { return client_->budget_exhausted(); }
   llm::Usage usage() const { return client_->usage(); }
 

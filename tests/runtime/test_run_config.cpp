@@ -48,8 +48,24 @@ TEST_CASE("config mistakes name the file, key and expectation", "[config]") {
   CHECK(e.find("search.problem") != std::string::npos);
   e = error_of("[search]\nproblem = \"gelu\"\noperator = \"null\"\n");
   CHECK(e.find("null operator") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\noperator = \"llm\"\n[llm]\nprovider = \"openai\"\n");
+  CHECK(e.find("search.operator") != std::string::npos);
+  CHECK(e.find("operator = \"template\"") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\n[eval]\narch = \"compute_90\"\n");
+  CHECK(e.find("eval.arch") != std::string::npos);
   e = error_of("[search\n");
   CHECK(e.find("TOML syntax error") != std::string::npos);
+}
+
+TEST_CASE("a CUDA search config: backend, architecture and warm start", "[config]") {
+  const auto path = fs::temp_directory_path() / ("kevolve-cfg-cuda-" + std::to_string(getpid()) + ".toml");
+  std::ofstream(path) << "[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\nwarm_start = false\n[eval]\narch = \"sm_90\"\n";
+  auto c = load_run_config(path.string());
+  fs::remove(path);
+  REQUIRE(c);
+  CHECK(c->backend == "cuda");
+  CHECK(c->eval.arch == "sm_90");
+  CHECK_FALSE(c->warm_start);
 }
 
 TEST_CASE("the shipped LLM example config loads", "[config]") {
