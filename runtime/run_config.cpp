@@ -117,9 +117,6 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       r.fail("search.operator", "'" + c.op + "' (expected template, llm, replay, or null with the null backend)");
     if (c.op == "replay" && (c.replay_store.empty() || c.replay_search.empty()))
       r.fail("search.replay_store", "operator = \"replay\" needs replay_store (a store path) and replay_search (a search id)");
-    if ((c.op == "llm" || c.op == "replay") && c.backend == "cuda")
-      r.fail("search.operator", "the LLM operator's prompts and code extraction are written for CPU kernels; with backend = \"cuda\" "
-                                "use operator = \"template\" (knowledge/templates/cuda/)");
     if (c.op == "null" && c.backend != "null") r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
     r.get(s, "search", "seed", c.seed, 0, 9e15);
     r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);

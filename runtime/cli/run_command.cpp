@@ -53,7 +53,7 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!hw) return R::failure("search.hardware: " + hw.error());
   return R(std::make_shared<LlmOperator>(*client, *prompts, spec,
                                          spec.description + " (PyTorch reference: " + spec.reference + ")", c.hardware,
-                                         hw->text, *kb, c.llm_concurrency));
+                                         hw->text, *kb, c.llm_concurrency, c.backend));
 }
 
 // The nodes of a recorded search, in order, with their sources, prompts and replies.

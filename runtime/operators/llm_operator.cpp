@@ -15,7 +15,7 @@ namespace mu = kainjow::mustache;
 
 Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
   PromptTemplates t;
-  for (auto [file, out] : {std::pair{"system.mustache", &t.system}, {"child.mustache", &t.child}}) {
+  for (auto [file, out] : {std::pair{"system.mustache", &t.system}, {"child.mustache", &t.child}, {"system_cuda.mustache", &t.system_cuda}}) {
     std::ifstream in(root + "/prompts/" + file);
     if (!in) return Expected<PromptTemplates>::failure(root + "/prompts/" + file + ": cannot read the prompt template");
     std::stringstream ss;
@@ -26,6 +26,11 @@ Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
 }
 
 namespace {
+
+// Whether a source defines a candidate kernel: the host entry point, or a kernel-only CUDA launch line.
+bool defines_kernel(const std::string& s) {
+  return s.find("kevolve_kernel") != std::string::npos || s.find("@kevolve kernel") != std::string::npos;
+}
 
 // Whether a fenced block (its info string and body), or a bare reply, is a diff rather than a source file.
 bool is_diff(const std::string& lang, const std::string& body) {
@@ -54,7 +59,7 @@ ReplyBlocks scan_reply(const std::string& reply) {
     if (close == std::string::npos) break;
     const std::string body = reply.substr(eol + 1, close - eol - 1);
     if (is_diff(lang, body)) r.diff = body;
-    else if (body.find("kevolve_kernel") != std::string::npos) r.code = body;
+    else if (defines_kernel(body)) r.code = body;
     pos = close + 3;
   }
   if (!r.fenced && is_diff("", reply)) r.diff = reply;
@@ -68,16 +73,16 @@ Expected<std::string> extract_code(const std::string& reply) {
   const ReplyBlocks b = scan_reply(reply);
   if (!b.code.empty()) return b.code;
   if (!b.diff.empty()) return R::failure("the reply is a diff; a full source file is required");
-  if (!b.fenced && reply.find("kevolve_kernel(") != std::string::npos) return reply;
-  return R::failure("the reply contains no source defining kevolve_kernel");
+  if (!b.fenced && (reply.find("kevolve_kernel(") != std::string::npos || reply.find("@kevolve kernel") != std::string::npos)) return reply;
+  return R::failure("the reply contains no source defining kevolve_kernel (or a CUDA kernel with its // @kevolve launch lines)");
 }
 
 LlmOperator::LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
                          std::string reference_formula, std::string hardware, std::string hardware_constraints,
-                         std::shared_ptr<KnowledgeBase> kb, int concurrency)
+                         std::shared_ptr<KnowledgeBase> kb, int concurrency, std::string backend)
     : client_(std::move(client)), t_(std::move(prompts)), spec_(std::move(spec)), reference_(std::move(reference_formula)),
       hardware_(std::move(hardware)), constraints_(std::move(hardware_constraints)), kb_(std::move(kb)),
-      concurrency_(std::max(1, concurrency)) {}
+      concurrency_(std::max(1, concurrency)), backend_(std::move(backend)) {}
 
 namespace {
 
@@ -118,7 +123,7 @@ KbQuery LlmOperator::knowledge_query(const Proposal& p, const SearchGraph& g, co
   std::string query = spec_.name + " " + shape_text(spec_.tags);
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
   if (parent && !ctx.parents.empty()) {  // what went wrong or what bounds it, in the diagnosis's words
-    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report);
+    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report, backend_);
     query += " " + d.summary + (d.directives.empty() ? "" : " " + d.directives.front());
   }
   return {query, hardware_, spec_.name, 2};
@@ -136,7 +141,9 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   for (auto& x : spec_.params) params += (params.empty() ? "" : ", ") + x.name + " = " + std::to_string(x.value);
   d.set("has_params", spec_.params.empty() ? mu::data::type::bool_false : mu::data::type::bool_true);
   d.set("params", params);
-  d.set("bench", binding_text(spec_.bench));
+  const ShapeBinding& bench = spec_.bench_for(backend_);
+  d.set("bench", binding_text(bench));
+  d.set("lang", backend_ == "cuda" ? "cuda" : "cpp");
   std::string verify;
   for (auto& b : spec_.verify) verify += (verify.empty() ? "" : "; ") + binding_text(b);
   d.set("verify", verify);
@@ -145,8 +152,8 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
     tol += (tol.empty() ? "" : "; ") + std::string(dtype_name(dt)) + " atol " + std::to_string(t.atol) + " rtol " + std::to_string(t.rtol);
   d.set("tolerance", tol);
   std::string err;
-  d.set("bytes", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_bytes, spec_.bench, err).value_or(0))));
-  d.set("flops", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_flops, spec_.bench, err).value_or(0))));
+  d.set("bytes", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_bytes, bench, err).value_or(0))));
+  d.set("flops", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_flops, bench, err).value_or(0))));
   if (!constraints_.empty()) d.set("hardware_constraints", constraints_);
 
   std::string task;
@@ -167,7 +174,7 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
                                (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" : ""));
     d.set("parent_source", pc.source);
     if (!pc.report.empty()) d.set("parent_report", pc.report.substr(0, 4000));
-    Diagnosis diag = diagnose(*parent, spec_, pc.report);
+    Diagnosis diag = diagnose(*parent, spec_, pc.report, backend_);
     directives.push_back(diag.summary);
     directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
     query += " " + diag.summary;
@@ -215,7 +222,7 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
       d.set("knowledge", kn);
     }
   }
-  mu::mustache sys(t_.system), user(t_.child);
+  mu::mustache sys(backend_ == "cuda" && !t_.system_cuda.empty() ? t_.system_cuda : t_.system), user(t_.child);
   const auto verbatim = [](const std::string& s) { return s; };  // prompts are text, not HTML
   sys.set_custom_escape(verbatim);
   user.set_custom_escape(verbatim);
@@ -242,7 +249,8 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
   std::string note, transcript;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const std::string asked = note.empty() ? user : user + "\n\n# Note\nYour previous reply could not be used: " + note +
-                                                        ". Answer with the complete source in one ```cpp block.";
+                                                        ". Answer with the complete source in one ```" +
+                                                        (backend_ == "cuda" ? std::string("cuda") : std::string("cpp")) + " block.";
     auto reply = client_->complete(system, asked, model);
     if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
     if (!transcript.empty()) transcript += "\n\n----- retry (the reply above could not be used: " + note + ") -----\n";
@@ -265,8 +273,8 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
         note = "your diff could not be applied: " + applied.error();
         continue;
       }
-      if (applied->find("kevolve_kernel") == std::string::npos) {
-        note = "your diff, applied to the parent, leaves no source defining kevolve_kernel";
+      if (!defines_kernel(*applied)) {
+        note = "your diff, applied to the parent, leaves no source defining the kernel";
         continue;
       }
       code = std::move(applied);
@@ -274,6 +282,7 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
     }
     Offspring o;
     o.candidate.source = *code;
+    o.candidate.language = backend_ == "cuda" ? "cuda" : "cpp";
     o.candidate.provenance = "llm " + model + " (" + p.op + patched + ")";
     o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;

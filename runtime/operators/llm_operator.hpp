@@ -16,17 +16,21 @@ namespace kevolve {
 
 struct PromptTemplates {
   std::string system, child;
+  std::string system_cuda;  // the system prompt for CUDA kernels (prompts/system_cuda.mustache)
   static Expected<PromptTemplates> load(const std::string& knowledge_root);
 };
 
-// The kernel in a reply: the last fenced ```cpp / ```c++ / ``` block (or the whole reply when it is bare
-// code). A diff, or a reply without `kevolve_kernel`, is an error that says why.
+// The kernel in a reply: the last fenced ```cpp / ```cuda / ``` block that defines a kernel (or the whole
+// reply when it is bare code). A kernel is defined by `kevolve_kernel` (the host entry point) or by a
+// `// @kevolve kernel` launch line (a kernel-only CUDA candidate). A diff, or a reply without a kernel,
+// is an error that says why.
 Expected<std::string> extract_code(const std::string& reply);
 
 class LlmOperator : public Operator {
  public:
   LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec, std::string reference_formula,
-              std::string hardware, std::string hardware_constraints, std::shared_ptr<KnowledgeBase> kb, int concurrency);
+              std::string hardware, std::string hardware_constraints, std::shared_ptr<KnowledgeBase> kb, int concurrency,
+              std::string backend = "cpu");
   std::string name() const override { return "llm"; }
   using Operator::make;
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) override;
@@ -53,6 +57,7 @@ class LlmOperator : public Operator {
   std::string reference_, hardware_, constraints_;
   std::shared_ptr<KnowledgeBase> kb_;
   int concurrency_;
+  std::string backend_;  // cpu | cuda: the ABI in the prompts, the benchmark shape, the candidates' language
 };
 
 }  // namespace kevolve

@@ -2,6 +2,7 @@
 // of it: the LLM operator asks for what its child's context needs and puts what it is given in the prompt.
 #include <catch2/catch.hpp>
 
+#include "../runtime/llm/fake_llm_server.hpp"
 #include "actors/deep_search/deep_search_actor.hpp"
 #include "runtime/llm/llm_client.hpp"
 #include "runtime/operators/llm_operator.hpp"
@@ -72,4 +73,38 @@ TEST_CASE("the LLM operator's retrieval query follows the parent's diagnosis, an
   for (auto& d : (*kb)->documents())
     if (d.path == "debugging/numerical-mismatch-patterns.md") found = user.find(d.title) != std::string::npos;
   CHECK(found);
+}
+
+TEST_CASE("for the CUDA backend the LLM operator asks for kernel-only CUDA and hands back CUDA candidates", "[agents][cuda]") {
+  kevolve::test::FakeLlmServer server;
+  const std::string cuda_reply =
+      "Here is a first kernel.\n```cuda\n#include \"kevolve_kernel.h\"\n// @kevolve kernel gelu_k\n// @kevolve grid cdiv(N, 256)\n"
+      "// @kevolve block 256\nextern \"C\" __global__ void gelu_k(const kv_cuda_args a) {\n"
+      "  long long i = blockIdx.x * 256LL + threadIdx.x;\n  if (i < kv_numel(&a.inputs[0])) {\n"
+      "    float x = ((const float*)a.inputs[0].data)[i];\n    ((float*)a.outputs[0].data)[i] = 0.5f * x * (1.f + erff(x * 0.70710678f));\n  }\n}\n```\n";
+  server.push({200, kevolve::test::FakeLlmServer::openai_body(cuda_reply)});
+  auto prompts = PromptTemplates::load(kRoot);
+  REQUIRE(prompts);
+  REQUIRE_FALSE(prompts->system_cuda.empty());
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/gelu/problem.toml");
+  REQUIRE(spec);
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "m";
+  lc.retries = 0;
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  LlmOperator op(*client, *prompts, *spec, "F.gelu(x)", "nvidia-hopper", "warp_size = 32", nullptr, 1, "cuda");
+  SearchGraph g;
+  const auto [system, user] = op.prompts(Proposal{"seed", {}, 0}, g, OperatorContext{});
+  CHECK(system.find("kv_cuda_args") != std::string::npos);
+  CHECK(system.find("// @kevolve grid") != std::string::npos);
+  CHECK(system.find("g++") == std::string::npos);              // not the CPU rules
+  CHECK(user.find("N=67108864") != std::string::npos);          // the GPU benchmark size, not the CPU one
+  Rng rng(1);
+  auto child = op.make(Proposal{"seed", {}, 0}, g, rng, OperatorContext{});
+  REQUIRE(child);
+  CHECK(child->candidate.language == "cuda");
+  CHECK(child->candidate.source.find("// @kevolve kernel gelu_k") != std::string::npos);
+  CHECK(child->candidate.source.find("Here is") == std::string::npos);
 }

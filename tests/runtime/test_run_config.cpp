@@ -48,9 +48,6 @@ TEST_CASE("config mistakes name the file, key and expectation", "[config]") {
   CHECK(e.find("search.problem") != std::string::npos);
   e = error_of("[search]\nproblem = \"gelu\"\noperator = \"null\"\n");
   CHECK(e.find("null operator") != std::string::npos);
-  e = error_of("[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\noperator = \"llm\"\n[llm]\nprovider = \"openai\"\n");
-  CHECK(e.find("search.operator") != std::string::npos);
-  CHECK(e.find("operator = \"template\"") != std::string::npos);
   e = error_of("[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\n[eval]\narch = \"compute_90\"\n");
   CHECK(e.find("eval.arch") != std::string::npos);
   e = error_of("[search\n");
