@@ -163,7 +163,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
 
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
                              "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget",
-                             "models"});
+                             "models", "ca_file"});
     if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
     r.get(l, "llm", "endpoint", c.llm.endpoint);
@@ -180,6 +180,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       }
     }
     r.get(l, "llm", "api_key_env", c.llm.api_key_env);
+    r.get(l, "llm", "ca_file", c.llm.ca_file);
     r.get(l, "llm", "temperature", c.llm.temperature, 0, 2);
     r.get(l, "llm", "max_tokens", c.llm.max_tokens, 1, 1e6);
     r.get(l, "llm", "timeout", c.llm.timeout_s, 1, 3600);

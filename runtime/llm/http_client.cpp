@@ -104,7 +104,7 @@ std::string probe(const Url& url, double timeout_s) {
 }
 
 Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers, const std::string& body,
-                                 double timeout_s) {
+                                 double timeout_s, const std::string& ca_file) {
   using R = Expected<HttpResponse>;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   try {
@@ -124,7 +124,12 @@ Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std
       return r;
     }
     net::ssl::context ctx(net::ssl::context::tls_client);
-    ctx.set_default_verify_paths();
+    if (ca_file.empty()) {
+      ctx.set_default_verify_paths();
+    } else {
+      ctx.load_verify_file(ca_file, ec);
+      if (ec) return R::failure("llm.ca_file: cannot use '" + ca_file + "' as CA certificates: " + ec.message());
+    }
     ctx.set_verify_mode(net::ssl::verify_peer);
     beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
     if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str()))

@@ -92,7 +92,7 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
   std::string last_error;
   for (int attempt = 0; attempt <= c_.retries; ++attempt) {
     double wait = std::min(60.0, c_.backoff_s * std::pow(2.0, attempt));
-    auto r = http_post(url_, headers, body, c_.timeout_s);
+    auto r = http_post(url_, headers, body, c_.timeout_s, c_.ca_file);
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++usage_.requests;

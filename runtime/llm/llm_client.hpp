@@ -21,6 +21,7 @@ struct LlmConfig {
   std::string model;
   std::vector<std::pair<std::string, double>> ensemble;  // several models with weights; empty = `model` alone
   std::string api_key_env;           // name of the environment variable holding the key ("" = none)
+  std::string ca_file;               // HTTPS: PEM file of CAs to trust instead of the system's ("" = system)
   double temperature = 0.7;
   int max_tokens = 4096;
   double timeout_s = 120;

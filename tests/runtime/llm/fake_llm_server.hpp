@@ -1,7 +1,9 @@
 // A real HTTP server on 127.0.0.1 for the LLM provider tests: it answers each request with the next
 // scripted reply (status, headers, body, delay, or a body cut short) and records what it received.
+// Constructed with a certificate and key (PEM files) it speaks HTTPS instead.
 #pragma once
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -32,6 +34,12 @@ class FakeLlmServer {
   FakeLlmServer() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
     thread_ = std::thread([this] { serve(); });
   }
+  FakeLlmServer(const std::string& cert_pem, const std::string& key_pem)
+      : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}), tls_(true) {
+    ssl_.use_certificate_chain_file(cert_pem);
+    ssl_.use_private_key_file(key_pem, boost::asio::ssl::context::pem);
+    thread_ = std::thread([this] { serve(); });
+  }
   ~FakeLlmServer() {
     stop_ = true;
     boost::system::error_code ec;
@@ -40,7 +48,9 @@ class FakeLlmServer {
     thread_.join();
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port()) + path; }
+  std::string url(const std::string& path) const {
+    return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port()) + path;
+  }
   void push(Reply r) {
     std::lock_guard<std::mutex> l(mu_);
     replies_.push_back(std::move(r));
@@ -71,45 +81,59 @@ class FakeLlmServer {
   }
 
   void serve() {
-    namespace http = boost::beast::http;
     while (!stop_) {
       boost::asio::ip::tcp::socket sock(ioc_);
       boost::system::error_code ec;
       acceptor_.accept(sock, ec);
       if (ec || stop_) break;
-      boost::beast::flat_buffer buf;
-      http::request<http::string_body> req;
-      http::read(sock, buf, req, ec);
-      if (ec) continue;
-      Reply r;
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        Request rec{std::string(req.target()), req.body(), {}};
-        for (auto& f : req) {
-          std::string n(f.name_string());
-          for (auto& c : n) c = static_cast<char>(::tolower(c));
-          rec.headers[n] = std::string(f.value());
-        }
-        requests_.push_back(rec);
-        if (!replies_.empty()) { r = replies_.front(); replies_.pop_front(); }
-        else r = Reply{500, "{\"error\":\"no scripted reply\"}"};
-      }
-      if (r.delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(r.delay_ms));
-      if (r.truncate) {
-        std::string head = "HTTP/1.1 " + std::to_string(r.status) + " OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                           std::to_string(r.body.size()) + "\r\n\r\n" + r.body.substr(0, r.body.size() / 2);
-        boost::asio::write(sock, boost::asio::buffer(head), ec);
-        sock.close(ec);
+      if (!tls_) {
+        answer(sock);
+        sock.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
         continue;
       }
-      http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
-      res.set(http::field::content_type, "application/json");
-      for (auto& [k, v] : r.headers) res.set(k, v);
-      res.body() = r.body;
-      res.prepare_payload();
-      http::write(sock, res, ec);
-      sock.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+      boost::asio::ssl::stream<boost::asio::ip::tcp::socket> s(std::move(sock), ssl_);
+      s.handshake(boost::asio::ssl::stream_base::server, ec);
+      if (ec) continue;  // e.g. a client that refused our certificate
+      answer(s);
+      s.shutdown(ec);
     }
+  }
+
+  // Reads one request from `stream` and writes the next scripted reply.
+  template <class Stream>
+  void answer(Stream& stream) {
+    namespace http = boost::beast::http;
+    boost::system::error_code ec;
+    boost::beast::flat_buffer buf;
+    http::request<http::string_body> req;
+    http::read(stream, buf, req, ec);
+    if (ec) return;
+    Reply r;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      Request rec{std::string(req.target()), req.body(), {}};
+      for (auto& f : req) {
+        std::string n(f.name_string());
+        for (auto& c : n) c = static_cast<char>(::tolower(c));
+        rec.headers[n] = std::string(f.value());
+      }
+      requests_.push_back(rec);
+      if (!replies_.empty()) { r = replies_.front(); replies_.pop_front(); }
+      else r = Reply{500, "{\"error\":\"no scripted reply\"}"};
+    }
+    if (r.delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(r.delay_ms));
+    if (r.truncate) {
+      std::string head = "HTTP/1.1 " + std::to_string(r.status) + " OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(r.body.size()) + "\r\n\r\n" + r.body.substr(0, r.body.size() / 2);
+      boost::asio::write(stream, boost::asio::buffer(head), ec);
+      return;
+    }
+    http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
+    res.set(http::field::content_type, "application/json");
+    for (auto& [k, v] : r.headers) res.set(k, v);
+    res.body() = r.body;
+    res.prepare_payload();
+    http::write(stream, res, ec);
   }
 
   boost::asio::io_context ioc_;
@@ -119,6 +143,8 @@ class FakeLlmServer {
   std::deque<Reply> replies_;
   std::vector<Request> requests_;
   bool stop_ = false;
+  bool tls_ = false;
+  boost::asio::ssl::context ssl_{boost::asio::ssl::context::tls_server};
 };
 
 }  // namespace kevolve::test

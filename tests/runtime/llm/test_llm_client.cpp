@@ -173,3 +173,33 @@ TEST_CASE("an ensemble request names the model chosen for it", "[llm]") {
   c.ensemble = {{"", 1.0}};
   CHECK_FALSE(LlmClient::create(c));
 }
+
+TEST_CASE("HTTPS: the certificate is verified, against a private CA when ca_file names one", "[llm][tls]") {
+  const std::string fx = std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/tls/";
+  Server s(fx + "server.pem", fx + "server.key");
+  REQUIRE(s.url("/").rfind("https://127.0.0.1:", 0) == 0);
+  s.push({200, Server::openai_body("over TLS")});
+  LlmConfig c = config(s);
+  c.retries = 0;
+  c.ca_file = fx + "ca.pem";
+  auto r = client(c)->complete("sys", "user");
+  REQUIRE(r);
+  CHECK(r->text == "over TLS");
+  REQUIRE(s.requests().size() == 1);
+  CHECK(s.requests()[0].headers.at("authorization") == "Bearer sk-test-secret-42");  // the key travelled encrypted
+
+  // The system's CAs do not know the test CA: the handshake fails and says so; nothing is sent.
+  c.ca_file.clear();
+  auto refused = client(c)->complete("sys", "user");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().find("TLS handshake") != std::string::npos);
+  CHECK(refused.error().find("sk-test-secret-42") == std::string::npos);
+  CHECK(s.requests().size() == 1);
+
+  // A CA file that does not exist is named.
+  c.ca_file = fx + "no-such-ca.pem";
+  auto missing = client(c)->complete("sys", "user");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().find("llm.ca_file") != std::string::npos);
+  CHECK(missing.error().find("no-such-ca.pem") != std::string::npos);
+}
