@@ -8,6 +8,11 @@
 #include "backends/cuda/cuda_backend.hpp"
 
 namespace kevolve {
+namespace {
+#include "kevolve_kernel_header.inc"  // kKernelHeader
+}
+
+const char* kernel_abi_header() { return kKernelHeader; }
 
 EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d) {
   EvalResult r;

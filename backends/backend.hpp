@@ -36,6 +36,9 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
 std::unique_ptr<Backend> make_backend(const std::string& backend);
 void remove_build_dir(const std::string& dir);
 
+// The text of backends/kevolve_kernel.h, the candidate ABI (embedded at build time).
+const char* kernel_abi_header();
+
 // Shared by the implementations: a decided result, and a fresh private folder under $TMPDIR ("" on failure).
 EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d);
 std::string make_build_dir();

@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache git ca-certificates
   libtorch-dev libopenblas0-pthread        # reference implementations (trusted evaluator only)
-  python3-torch                            # the sandbox's own tests: a cheater that shells out to PyTorch
+  python3-torch                            # the sandbox's own tests (a cheater that shells out to PyTorch), exported extensions
+  python3-dev pybind11-dev python3-setuptools  # building an exported PyTorch extension (kevolve export)
   libtomlplusplus-dev libcli11-dev          # problem specs, command line
   libkainjow-mustache-dev                   # kernel templates
   libxapian-dev                             # knowledge-base retrieval (BM25)
