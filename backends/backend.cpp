@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/python/python_backend.hpp"
 
 namespace kevolve {
 namespace {
@@ -45,6 +46,7 @@ EvalResult Backend::evaluate_source(const ProblemSpec& spec, const Candidate& c,
 BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o) {
   if (backend == "cuda") return cuda::build(c, o);
   if (backend == "cpu") return cpu::build(c, o);
+  if (backend == "python" || backend == "python-cuda") return python::build(c, o);
   BuiltCandidate b;
   b.verdict = make_verdict(EvalStatus::harness_error, "backend", "no backend named '" + backend + "' (expected cpu or cuda)", o.detectors);
   return b;
@@ -53,6 +55,8 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
 std::unique_ptr<Backend> make_backend(const std::string& backend) {
   if (backend == "cpu") return std::make_unique<cpu::CpuBackend>();
   if (backend == "cuda") return std::make_unique<cuda::CudaBackend>();
+  if (backend == "python") return std::make_unique<python::PythonBackend>("cpu");
+  if (backend == "python-cuda") return std::make_unique<python::PythonBackend>("cuda");
   return nullptr;
 }
 

@@ -30,7 +30,7 @@ class Backend {
   virtual const char* name() const = 0;
 };
 
-// Builds `c` for the named backend (cpu | cuda); never throws. The caller owns the folder in the result.
+// Builds `c` for the named backend (cpu | cuda | python | python-cuda); never throws. The caller owns the folder in the result.
 BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o);
 // The evaluating side of a backend; nullptr for a name that is not a backend with a worker.
 std::unique_ptr<Backend> make_backend(const std::string& backend);

@@ -123,8 +123,9 @@ void decode(wire::Reader& r, EvalRequest& q) {
 
 void encode(wire::Writer& w, const EvalResult& e) {
   w.u32(static_cast<uint32_t>(e.status));
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile}) w.str(*s);
-  for (double d : {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps}) w.f64(d);
+  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind}) w.str(*s);
+  for (double d : {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps, e.compile_speedup}) w.f64(d);
+  put(w, e.compiled);
   w.i64(e.trials); w.i64(e.shapes);
   put(w, e.reference); put(w, e.candidate);
   w.u32(e.detectors.bits);
@@ -132,8 +133,9 @@ void encode(wire::Writer& w, const EvalResult& e) {
 
 void decode(wire::Reader& r, EvalResult& e) {
   e.status = static_cast<EvalStatus>(r.u32());
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile}) *s = r.str();
-  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps}) *d = r.f64();
+  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind}) *s = r.str();
+  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps, &e.compile_speedup}) *d = r.f64();
+  get(r, e.compiled);
   e.trials = static_cast<int>(r.i64()); e.shapes = static_cast<int>(r.i64());
   get(r, e.reference); get(r, e.candidate);
   e.detectors.bits = r.u32();

@@ -35,8 +35,11 @@ void print_human(const ProblemSpec& p, const EvalResult& r) {
     std::cout << "candidate:  median " << r.candidate.median_ms << " ms (p10 " << r.candidate.p10_ms << ", p90 "
               << r.candidate.p90_ms << ", " << r.candidate.samples << " runs, " << r.candidate.threads << " threads)\n";
     std::cout << "speedup:    " << r.speedup << "x over libtorch\n";
-    std::cout << "achieved:   " << r.candidate_gbps << " GB/s, " << r.candidate_gflops << " GFLOP/s (from the spec's roofline bytes/flops)\n";
+    if (r.candidate_gbps > 0 || r.candidate_gflops > 0)
+      std::cout << "achieved:   " << r.candidate_gbps << " GB/s, " << r.candidate_gflops << " GFLOP/s (from the spec's roofline bytes/flops)\n";
     if (!r.device.empty()) std::cout << "device:     " << r.device << "\n";
+    if (!r.kind.empty()) std::cout << "kind:       " << r.kind << " (kernel: brings its own kernel code; framework: rearranges PyTorch calls)\n";
+    if (r.compile_speedup > 0) std::cout << "vs compile: " << r.compile_speedup << "x over torch.compile of the reference\n";
   }
   if (!r.profile.empty()) std::cout << "profile:\n" << r.profile << "\n";
   if (r.status == EvalStatus::compile_error) std::cout << "compiler output:\n" << r.compile_log << "\n";
@@ -79,7 +82,8 @@ int run_eval(const EvalArgs& a) {
   c.source = src.str();
   c.entry = a.entry.empty() ? spec->entry : a.entry;
   c.provenance = a.candidate;
-  c.language = a.backend == "cuda" ? "cuda" : "cpp";
+  const bool kernelbench = spec->reference == "python";  // a KernelBench-format problem: the Python interpreter
+  c.language = kernelbench ? "python" : a.backend == "cuda" ? "cuda" : "cpp";
   EvalOptions o = a.options;
   for (auto& name : a.detectors_off) {
     Detector d;
@@ -91,7 +95,7 @@ int run_eval(const EvalArgs& a) {
     }
     o.detectors.set(d, false);
   }
-  auto backend = make_backend(a.backend);
+  auto backend = make_backend(kernelbench ? (a.backend == "cuda" ? "python-cuda" : "python") : a.backend);
   const EvalResult r = backend->evaluate_source(*spec, c, o);
   if (a.json) print_json(*spec, r);
   else print_human(*spec, r);
@@ -103,8 +107,8 @@ int run_eval(const EvalArgs& a) {
 void add_eval_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Verify and time one candidate kernel against a problem's libtorch reference");
-  cmd->add_option("--problem,-p", a->problem, "Problem name (searched under the problem folders), folder, or problem.toml path")->required();
-  cmd->add_option("--candidate,-c", a->candidate, "Source of the candidate: C++ for cpu, CUDA for cuda (includes kevolve_kernel.h)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--problem,-p", a->problem, "Problem name (searched under the problem folders), folder, problem.toml path, or a KernelBench-format .py file")->required();
+  cmd->add_option("--candidate,-c", a->candidate, "Source of the candidate: C++ for cpu, CUDA for cuda (includes kevolve_kernel.h); a ModelNew .py for a .py problem")->required()->check(CLI::ExistingFile);
   cmd->add_option("--backend", a->backend, "Hardware interpreter: cpu, or cuda (needs kevolve-cuda-eval built on the GPU node)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--arch", a->options.arch, "CUDA: architecture to build for (default sm_90)");

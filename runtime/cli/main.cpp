@@ -5,6 +5,7 @@
 #include "runtime/cli/bench_command.hpp"
 #include "runtime/cli/eval_command.hpp"
 #include "runtime/cli/export_command.hpp"
+#include "runtime/cli/suite_command.hpp"
 #include "runtime/cli/kb_command.hpp"
 #include "runtime/cli/node_command.hpp"
 #include "runtime/cli/problems_command.hpp"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   kevolve::cli::add_kb_command(app, exit_code);
   kevolve::cli::add_node_command(app, exit_code);
   kevolve::cli::add_export_command(app, exit_code);
+  kevolve::cli::add_suite_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,7 @@
 #include "runtime/cli/problem_lookup.hpp"
 
+#include "backends/python/python_backend.hpp"
+
 #include <filesystem>
 
 #include "runtime/problem_loader.hpp"
@@ -8,6 +10,10 @@ namespace kevolve::cli {
 
 Expected<ProblemSpec> resolve_problem(const std::string& problem, const std::vector<std::string>& roots) {
   std::string path = problem;
+  if (problem.size() > 3 && problem.substr(problem.size() - 3) == ".py") {  // a KernelBench-format file
+    if (!std::filesystem::is_regular_file(problem)) return Expected<ProblemSpec>::failure(problem + ": no such problem file");
+    return python::kernelbench_problem(problem);
+  }
   if (std::filesystem::is_directory(problem)) {
     path = problem + "/problem.toml";
   } else if (!(problem.size() > 5 && problem.substr(problem.size() - 5) == ".toml")) {

@@ -66,6 +66,9 @@ struct EvalResult {
   double peak_gbps = 0;   // the device's measured copy bandwidth (CUDA: D2D copy at worker start), 0 if unknown
   std::string device;     // where it ran (e.g. "NVIDIA H200 (sm_90), driver 13000")
   std::string profile;    // backend profile feedback: resource use, instruction mix, bound classification
+  Timing compiled;        // the reference under torch.compile, where the backend measures it (python)
+  double compile_speedup = 0;  // torch.compile median / candidate median (0 if not measured)
+  std::string kind;       // python: "kernel" (brings its own kernel code), "framework" (rearranges PyTorch calls), "reference"
   std::string compile_log;
   std::string runner_log; // tail of the runner's stderr
   DetectorSet detectors;

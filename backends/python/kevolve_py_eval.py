@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""kevolve's Python hardware interpreter: the trusted evaluator for KernelBench-format problems.
+
+A problem is a Python file defining `Model(nn.Module)`, `get_inputs()` and `get_init_inputs()`; a candidate
+is a Python file defining `ModelNew` with the same constructor and forward signature. This process loads
+the problem, makes seeded inputs and reference outputs and verifies; the candidate itself only ever runs in
+a separate runner process (kevolve_py_runner.py) that sees the inputs and weights, never the references.
+
+Rules, as for the native harness: a static check of the candidate's source for the hacks Python makes easy
+(try/except fallback, calling the reference, threads, extra streams, precision downgrades, patched timers);
+`trials` verification calls, each with fresh seeded inputs and the reference model's weights; outputs
+compared per element (atol + rtol*|ref|, NaN never passes); inputs must come back unchanged; an output that
+equals an earlier trial's answer is a stale answer; crash and hang containment (the runner is killed at the
+deadline). Timing alternates candidate and reference passes over rotating input sets (CUDA: events with
+the L2 flushed before each run), median of the runs; the reference is also timed under torch.compile where
+this torch has it.
+
+Prints one JSON object (--json) or a readable report. Exit status 0 when the candidate was evaluated.
+"""
+import argparse
+import ast
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# Candidate and reference run in two processes, one at a time: idle OpenMP threads must sleep, not spin on
+# the cores the other side is being timed on (set before torch starts its thread pool; the runner inherits it).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DETECTORS = ["static", "input_mutation", "fresh_data", "pointer_reuse", "timed_outputs"]
+
+
+# ---- static check -----------------------------------------------------------------------------------
+
+PRECISION_NAMES = {"allow_tf32", "set_float32_matmul_precision", "allow_fp16_reduced_precision_reduction",
+                   "allow_bf16_reduced_precision_reduction", "autocast", "half", "bfloat16", "float16"}
+THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess"}
+KERNEL_MARKERS = ("load_inline", "cpp_extension", "triton", "cupy", "numba")
+
+
+def static_check(source, problem_stem):
+    """Returns (hack, line, why) for the first forbidden construct, or None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        return ("syntax", e.lineno or 0, "the candidate is not valid Python: %s" % e.msg)
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Try):
+            only_imports = all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body)
+            if not only_imports:
+                return ("fallback", line, "try/except around computation: a kernel that fails must fail, not fall back to PyTorch")
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for n in names:
+                root = n.split(".")[0]
+                if root in THREAD_MODULES:
+                    return ("threads", line, "'%s': work on other threads or processes escapes the timer" % n)
+                if root == problem_stem or n.endswith(problem_stem):
+                    return ("reference", line, "importing the problem module: the reference must not be called")
+            if isinstance(node, ast.ImportFrom) and any(a.name == "Model" for a in node.names):
+                return ("reference", line, "importing Model: the reference must not be called")
+        if isinstance(node, ast.Name) and node.id == "Model":
+            return ("reference", line, "the reference Model is used")
+        if isinstance(node, ast.Attribute):
+            if node.attr in ("Stream", "stream", "ExternalStream", "set_stream"):
+                return ("streams", line, "'%s': work on another stream escapes the timer" % node.attr)
+            if node.attr in PRECISION_NAMES:
+                return ("precision", line, "'%s': lower precision than the reference computes in" % node.attr)
+            if node.attr in ("perf_counter", "perf_counter_ns", "time", "monotonic", "Event", "synchronize", "elapsed_time") and \
+                    isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
+                return ("timer", line, "assigning '%s': timers must not be patched" % node.attr)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args:
+            target = node.args[0]
+            if isinstance(target, ast.Name) and target.id in ("time", "torch"):
+                return ("timer", line, "setattr on '%s': timers must not be patched" % target.id)
+        if isinstance(node, ast.Name) and node.id in ("float16", "bfloat16"):
+            return ("precision", line, "'%s': lower precision than the reference computes in" % node.id)
+    return None
+
+
+def label_of(source):
+    """kernel: the candidate brings its own kernel code; framework: it rearranges PyTorch calls."""
+    return "kernel" if any(m in source for m in KERNEL_MARKERS) else "framework"
+
+
+# ---- the runner process -------------------------------------------------------------------------------
+
+class Runner:
+    """The candidate's process: commands as JSON lines on its stdin, answers on its stdout."""
+
+    def __init__(self, candidate, workdir, device, threads, timeout):
+        self.timeout = timeout
+        env = dict(os.environ)
+        env["OMP_NUM_THREADS"] = str(threads)
+        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "kevolve_py_runner.py"), candidate, device, str(threads)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  cwd=workdir, env=env, start_new_session=True)
+
+    def ask(self, cmd, timeout=None):
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+        import select
+        ready, _, _ = select.select([self.p.stdout], [], [], timeout or self.timeout)
+        if not ready:
+            self.kill()
+            return {"status": "timeout", "message": "the candidate did not finish within %g s (wall clock); its process was killed" % (timeout or self.timeout)}
+        line = self.p.stdout.readline()
+        if not line:
+            self.p.wait()
+            err = self.p.stderr.read()[-2000:]
+            return {"status": "runtime_error", "message": "the candidate's process died (exit %s): %s" % (self.p.returncode, err.strip())}
+        return json.loads(line)
+
+    def kill(self):
+        try:
+            os.killpg(self.p.pid, 9)
+        except OSError:
+            pass
+        self.p.wait()
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.close()
+                self.p.wait(timeout=5)
+            except Exception:
+                self.kill()
+
+    def stderr_tail(self):
+        try:
+            return self.p.stderr.read()[-2000:] if self.p.poll() is not None else ""
+        except Exception:
+            return ""
+
+
+# ---- evaluation ---------------------------------------------------------------------------------------
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def compare(got, exp, atol, rtol):
+    """(ok, max_abs, max_rel, text) for one output."""
+    if not isinstance(got, torch.Tensor):
+        return False, 0.0, 0.0, "the output is a %s, not a tensor" % type(got).__name__
+    if got.shape != exp.shape:
+        return False, 0.0, 0.0, "shape %s, expected %s" % (tuple(got.shape), tuple(exp.shape))
+    if got.dtype != exp.dtype:
+        return False, 0.0, 0.0, "dtype %s, expected %s" % (got.dtype, exp.dtype)
+    g, e = got.double().cpu(), exp.double().cpu()
+    if exp.is_floating_point() and not torch.isfinite(g[torch.isfinite(e)]).all():
+        return False, float("inf"), float("inf"), "NaN/Inf where the reference is finite"
+    err = (g - e).abs()
+    max_abs = float(err.max()) if err.numel() else 0.0
+    max_rel = float((err / e.abs().clamp_min(1e-30)).max()) if err.numel() else 0.0
+    bad = err > (atol + rtol * e.abs())
+    if bad.any():
+        idx = int(bad.reshape(-1).nonzero()[0])
+        return False, max_abs, max_rel, "%d of %d elements outside atol %g + rtol %g*|ref| (first at flat index %d: %g vs %g)" % (
+            int(bad.sum()), bad.numel(), atol, rtol, idx, float(g.reshape(-1)[idx]), float(e.reshape(-1)[idx]))
+    return True, max_abs, max_rel, ""
+
+
+def summarize(samples_ns, threads):
+    if not samples_ns:
+        return {"median_ms": 0, "p10_ms": 0, "p90_ms": 0, "samples": 0, "threads": threads}
+    s = sorted(samples_ns)
+    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))] / 1e6
+    return {"median_ms": statistics.median(s) / 1e6, "p10_ms": pick(0.1), "p90_ms": pick(0.9), "samples": len(s), "threads": threads}
+
+
+def evaluate(a):
+    res = {"status": "harness_error", "reason": "", "message": "", "where": "", "max_abs_err": 0.0, "max_rel_err": 0.0,
+           "trials": 0, "shapes": 1, "speedup": 0.0, "reference": summarize([], a.threads), "candidate": summarize([], a.threads),
+           "compile": None, "compile_speedup": 0.0, "label": "", "detectors_off": a.detector_off, "device": a.device}
+    on = lambda d: d not in a.detector_off
+    torch.set_num_threads(a.threads)
+    stem = os.path.splitext(os.path.basename(a.problem))[0]
+    try:
+        with open(a.candidate) as f:
+            source = f.read()
+    except OSError as e:
+        res["message"] = "cannot read the candidate: %s" % e
+        return res
+    res["label"] = label_of(source)
+    if on("static"):
+        hit = static_check(source, stem)
+        if hit:
+            kind, line, why = hit
+            res.update(status="compile_error" if kind == "syntax" else "rejected", reason=kind if kind != "syntax" else "syntax",
+                       message="line %d: %s" % (line, why))
+            return res
+    try:
+        problem = load_module(a.problem, "kevolve_problem_" + stem.replace("-", "_"))
+    except Exception as e:
+        res["message"] = "%s: cannot load the problem: %s: %s" % (a.problem, type(e).__name__, e)
+        return res
+    for need in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(problem, need):
+            res["message"] = "%s: a KernelBench problem defines Model, get_inputs and get_init_inputs; '%s' is missing" % (a.problem, need)
+            return res
+    dev = torch.device(a.device)
+    work = tempfile.mkdtemp(prefix="kevolve-py-")
+    runner = None
+    try:
+        torch.manual_seed(a.seed)
+        init = problem.get_init_inputs()
+        torch.manual_seed(a.seed)
+        model = problem.Model(*init).to(dev).eval()
+        torch.save({"init": init, "state": model.state_dict(), "seed": a.seed}, os.path.join(work, "model.pt"))
+        runner = Runner(os.path.abspath(a.candidate), work, a.device, a.threads, a.timeout)
+        r = runner.ask({"op": "load", "model": os.path.join(work, "model.pt")}, timeout=max(60, a.timeout))
+        if r["status"] != "ok":
+            res.update(status=r["status"], reason="load", message="loading ModelNew: " + r["message"])
+            return res
+
+        def make_inputs(k):
+            torch.manual_seed(a.seed * 1000003 + (k if on("fresh_data") else 0))
+            return [x.to(dev) if isinstance(x, torch.Tensor) else x for x in problem.get_inputs()]
+
+        def reference(inputs):
+            with torch.no_grad():
+                return [o.detach() for o in as_list(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))]
+
+        earlier = []
+        for t in range(a.trials):
+            inputs = make_inputs(t)
+            exp = reference(inputs)
+            path_in, path_out = os.path.join(work, "in.pt"), os.path.join(work, "out.pt")
+            torch.save(inputs, path_in)
+            r = runner.ask({"op": "run", "inputs": path_in, "outputs": path_out})
+            where = "trial %d" % t
+            if r["status"] != "ok":
+                res.update(status=r["status"], reason=r.get("reason", r["status"]), message=r["message"] + " (" + where + ")", where=where)
+                return res
+            got = torch.load(path_out)
+            outs, back = got["outputs"], got["inputs_after"]
+            if on("input_mutation"):
+                for i, (x0, x1) in enumerate(zip(inputs, back)):
+                    if isinstance(x0, torch.Tensor) and not torch.equal(x0.cpu(), x1.cpu()):
+                        res.update(status="rejected", reason="input_mutation", message="ModelNew modified its input %d (%s)" % (i, where), where=where)
+                        return res
+            if len(outs) != len(exp):
+                res.update(status="incorrect", reason="outputs", message="%d outputs, the reference gives %d (%s)" % (len(outs), len(exp), where))
+                return res
+            for i, (g, e) in enumerate(zip(outs, exp)):
+                ok, ma, mr, text = compare(g, e, a.atol, a.rtol)
+                res["max_abs_err"] = max(res["max_abs_err"], ma)
+                res["max_rel_err"] = max(res["max_rel_err"], mr)
+                if ok:
+                    continue
+                for prev in earlier:
+                    if compare(g, prev[i], a.atol, a.rtol)[0]:
+                        res.update(status="rejected", reason="fresh_data", where=where,
+                                   message="output %d is the answer for an earlier trial's inputs: a stale result (%s)" % (i, where))
+                        return res
+                res.update(status="incorrect", reason="mismatch", message="output %d: %s (%s)" % (i, text, where), where=where)
+                return res
+            earlier.append(exp)
+        if on("pointer_reuse"):
+            # Trial 0's very tensors, refilled with new data: a result cached by address or identity shows.
+            inputs = make_inputs(1000)
+            exp = reference(inputs)
+            path_in, path_out = os.path.join(work, "in.pt"), os.path.join(work, "out.pt")
+            torch.save(inputs, path_in)
+            r = runner.ask({"op": "refill", "inputs": path_in, "outputs": path_out})
+            if r["status"] != "ok":
+                res.update(status=r["status"], reason=r.get("reason", r["status"]), message=r["message"] + " (refilled inputs)")
+                return res
+            outs = torch.load(path_out)["outputs"]
+            for i, (g, e) in enumerate(zip(outs, exp)):
+                if compare(g, e, a.atol, a.rtol)[0]:
+                    continue
+                if compare(g, earlier[0][i], a.atol, a.rtol)[0]:
+                    res.update(status="rejected", reason="pointer_reuse",
+                               message="refilled with new data, the same input tensors gave the answer for their previous data: "
+                                       "results are cached by address or identity")
+                else:
+                    res.update(status="incorrect", reason="mismatch", message="output %d wrong on refilled inputs" % i)
+                return res
+        res["trials"] = a.trials
+
+        # Timing: rotating input sets, alternating candidate and reference passes.
+        sets = [make_inputs(100 + k) for k in range(a.sets)]
+        paths = []
+        for k, s in enumerate(sets):
+            p = os.path.join(work, "time%d.pt" % k)
+            torch.save(s, p)
+            paths.append(p)
+        expected = [reference(s) for s in sets]
+        flush = torch.empty(int(2 * torch.cuda.get_device_properties(dev).L2_cache_size), dtype=torch.uint8, device=dev) \
+            if dev.type == "cuda" else None
+
+        def time_reference(fn):
+            out = []
+            for s in sets:
+                if dev.type == "cuda":
+                    flush.fill_(1)
+                    b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    b.record()
+                    with torch.no_grad():
+                        fn(*s)
+                    e.record()
+                    e.synchronize()
+                    out.append(b.elapsed_time(e) * 1e6)
+                else:
+                    t0 = time.perf_counter_ns()
+                    with torch.no_grad():
+                        fn(*s)
+                    out.append(time.perf_counter_ns() - t0)
+            return out
+
+        cand, ref = [], []
+        passes = 0
+        deadline = time.monotonic() + max(10.0, 40 * a.min_time)
+        while True:
+            r = runner.ask({"op": "time", "inputs": paths, "check": passes < 2})
+            if r["status"] != "ok":
+                res.update(status=r["status"], reason=r.get("reason", r["status"]), message=r["message"] + " (timing)")
+                return res
+            if passes < 2 and on("timed_outputs"):
+                got = torch.load(r["outputs"])
+                for k, outs in enumerate(got):
+                    for g, e in zip(outs, expected[k]):
+                        if not compare(g, e, a.atol, a.rtol)[0]:
+                            res.update(status="rejected", reason="timed_outputs",
+                                       message="a timed run gave wrong results while the verification runs were right")
+                            return res
+            if passes >= 1:
+                cand += r["ns"]
+            ref_times = time_reference(model)
+            if passes >= 1:
+                ref += ref_times
+            passes += 1
+            enough = lambda s: len(s) >= a.min_reps and sum(s) >= a.min_time * 1e9
+            if (enough(cand) and enough(ref)) or len(cand) >= a.max_reps or time.monotonic() > deadline:
+                break
+        res["candidate"], res["reference"] = summarize(cand, a.threads), summarize(ref, a.threads)
+        if res["candidate"]["median_ms"] > 0:
+            res["speedup"] = res["reference"]["median_ms"] / res["candidate"]["median_ms"]
+        if hasattr(torch, "compile"):
+            try:
+                compiled = torch.compile(model)
+                time_reference(compiled)  # warm-up: compilation
+                ct = []
+                while len(ct) < a.min_reps:
+                    ct += time_reference(compiled)
+                res["compile"] = summarize(ct, a.threads)
+                if res["candidate"]["median_ms"] > 0:
+                    res["compile_speedup"] = res["compile"]["median_ms"] / res["candidate"]["median_ms"]
+            except Exception as e:
+                res["compile"] = {"unavailable": "torch.compile failed: %s" % str(e).splitlines()[0][:200]}
+        else:
+            res["compile"] = {"unavailable": "torch %s has no torch.compile" % torch.__version__}
+        res["status"] = "ok"
+        res["message"] = "correct on %d trials; candidate %.4g ms vs eager %.4g ms (%.3gx)" % (
+            a.trials, res["candidate"]["median_ms"], res["reference"]["median_ms"], res["speedup"])
+        return res
+    except Exception as e:
+        res.update(status="harness_error", reason="harness", message="evaluator error: %s: %s" % (type(e).__name__, e))
+        return res
+    finally:
+        if runner:
+            tail = runner.stderr_tail()
+            if tail:
+                res["runner_log"] = tail
+            runner.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Evaluate a KernelBench-format candidate (ModelNew) against its problem (Model).")
+    ap.add_argument("--problem", required=True, help="the problem file (defines Model, get_inputs, get_init_inputs)")
+    ap.add_argument("--candidate", required=True, help="the candidate file (defines ModelNew)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--threads", type=int, default=max(1, os.cpu_count() or 1), help="threads for candidate and reference alike")
+    ap.add_argument("--trials", type=int, default=5, help="verification trials, each with fresh seeded inputs (>= 5)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--sets", type=int, default=3, help="input sets the timing rotates through")
+    ap.add_argument("--min-reps", type=int, default=10)
+    ap.add_argument("--max-reps", type=int, default=1000)
+    ap.add_argument("--min-time", type=float, default=0.3, help="seconds of timed runs per side, at least")
+    ap.add_argument("--timeout", type=float, default=30, help="wall-clock seconds one command of the runner may take")
+    ap.add_argument("--detector-off", action="append", default=[], choices=DETECTORS)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if a.trials < 5:
+        ap.error("--trials must be at least 5")
+    r = evaluate(a)
+    if a.json:
+        print(json.dumps(r))
+    else:
+        print("status:    %s%s" % (r["status"], " [%s]" % r["reason"] if r["reason"] and r["status"] != "ok" else ""))
+        print("message:   %s" % r["message"])
+        if r["status"] == "ok":
+            print("eager:     %.4g ms, candidate %.4g ms, speedup %.3gx (%s)" % (r["reference"]["median_ms"], r["candidate"]["median_ms"], r["speedup"], r["label"]))
+            c = r["compile"] or {}
+            print("compile:   %s" % (c.get("unavailable") or "%.4g ms (%.3gx)" % (c["median_ms"], r["compile_speedup"])))
+    return 0 if r["status"] != "harness_error" else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

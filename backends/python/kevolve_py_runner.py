@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""kevolve's Python runner: runs ONE candidate (ModelNew) for kevolve_py_eval.py, in a process of its own.
+
+It never sees the reference model's outputs: it receives the constructor arguments and weights (to build
+ModelNew under the same seed and copy the matching weights), then inputs, and answers with outputs and
+times. Commands are JSON lines on stdin; answers JSON lines on the original stdout (the candidate's own
+prints go to stderr). The clock is bound before the candidate is imported, so patching the time module
+cannot change what is measured.
+"""
+import importlib.util
+import json
+import os
+import sys
+import time
+
+_clock = time.perf_counter_ns  # bound before any candidate code runs
+
+_reply = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+import torch  # noqa: E402
+
+
+def answer(**kw):
+    _reply.write(json.dumps(kw) + "\n")
+    _reply.flush()
+
+
+def as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def main():
+    path, device, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    torch.set_num_threads(threads)
+    dev = torch.device(device)
+    model = None
+    kept = None  # the first run's input tensors, for the refill check
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        op = cmd["op"]
+        try:
+            if op == "load":
+                spec = importlib.util.spec_from_file_location("kevolve_candidate", path)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+                if not hasattr(mod, "ModelNew"):
+                    answer(status="runtime_error", reason="load", message="the candidate defines no ModelNew")
+                    continue
+                m = torch.load(cmd["model"])
+                torch.manual_seed(m["seed"])
+                model = mod.ModelNew(*m["init"]).to(dev).eval()
+                mine = model.state_dict()
+                same = {k: v for k, v in m["state"].items() if k in mine and mine[k].shape == v.shape}
+                model.load_state_dict(same, strict=False)  # the reference's weights wherever the names match
+                answer(status="ok", copied=len(same), message="")
+            elif op in ("run", "refill"):
+                inputs = torch.load(cmd["inputs"])
+                inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs]
+                if op == "refill":  # the same tensor objects as the first run, holding the new data
+                    for old, new in zip(kept, inputs):
+                        if isinstance(old, torch.Tensor):
+                            old.copy_(new)
+                    inputs = kept
+                elif kept is None:
+                    kept = inputs
+                with torch.no_grad():
+                    outs = as_list(model(*inputs))
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                outs = [o.detach().cpu() if isinstance(o, torch.Tensor) else o for o in outs]
+                torch.save({"outputs": outs, "inputs_after": [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]}, cmd["outputs"])
+                answer(status="ok", message="")
+            elif op == "time":
+                sets = [[x.to(dev) if isinstance(x, torch.Tensor) else x for x in torch.load(p)] for p in cmd["inputs"]]
+                ns, kept = [], []
+                for s in sets:
+                    if dev.type == "cuda":
+                        torch.cuda.synchronize()
+                    t0 = _clock()
+                    with torch.no_grad():
+                        outs = as_list(model(*s))
+                    if dev.type == "cuda":
+                        torch.cuda.synchronize()
+                    ns.append(_clock() - t0)
+                    if cmd.get("check"):
+                        kept.append([o.detach().cpu() for o in outs])
+                out_path = ""
+                if cmd.get("check"):
+                    out_path = os.path.join(os.getcwd(), "timed_outputs.pt")
+                    torch.save(kept, out_path)
+                answer(status="ok", ns=ns, outputs=out_path, message="")
+            else:
+                answer(status="harness_error", message="unknown command " + op)
+        except Exception as e:  # the candidate's failure, reported with its type
+            answer(status="runtime_error", reason="exception", message="%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+
+
+if __name__ == "__main__":
+    main()

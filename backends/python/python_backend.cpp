@@ -1,0 +1,164 @@
+#include "backends/python/python_backend.hpp"
+
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "backends/cpu/build/compiler.hpp"
+
+namespace kevolve::python {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string evaluator_script() {
+  if (const char* p = std::getenv("KEVOLVE_PY_EVAL"); p && *p) return p;
+  return std::string(KEVOLVE_SOURCE_DIR) + "/backends/python/kevolve_py_eval.py";
+}
+
+EvalStatus status_from(const std::string& s) {
+  for (int i = 0; i <= static_cast<int>(EvalStatus::harness_error); ++i)
+    if (s == status_name(static_cast<EvalStatus>(i))) return static_cast<EvalStatus>(i);
+  return EvalStatus::harness_error;
+}
+
+Timing timing_from(simdjson::ondemand::object o) {
+  Timing t;
+  double v;
+  int64_t n;
+  if (!o["median_ms"].get(v)) t.median_ms = v;
+  if (!o["p10_ms"].get(v)) t.p10_ms = v;
+  if (!o["p90_ms"].get(v)) t.p90_ms = v;
+  if (!o["samples"].get(n)) t.samples = n;
+  if (!o["threads"].get(n)) t.threads = static_cast<int>(n);
+  return t;
+}
+
+}  // namespace
+
+std::string torch_python() {
+  if (const char* p = std::getenv("KEVOLVE_PYTHON"); p && *p) return p;
+  for (const char* p : {"/usr/bin/python3", "python3"}) {
+    std::string out;
+    if (cpu::run_captured({p, "-c", "import torch"}, 60, out) == 0) return p;
+  }
+  return "";
+}
+
+ProblemSpec kernelbench_problem(const std::string& path) {
+  ProblemSpec s;
+  s.name = fs::path(path).stem().string();
+  s.file = fs::absolute(path).string();
+  s.dir = fs::path(s.file).parent_path().string();
+  s.description = "KernelBench-format problem " + fs::path(path).filename().string();
+  s.reference = "python";
+  s.tags = {"kernelbench"};
+  return s;
+}
+
+BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
+  BuiltCandidate b;
+  b.entry = "ModelNew";
+  if (c.language != "python") {
+    b.verdict = make_verdict(EvalStatus::harness_error, "language", "the Python backend takes Python candidates; this one is '" + c.language + "'", o.detectors);
+    return b;
+  }
+  b.dir = make_build_dir();
+  if (b.dir.empty()) {
+    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private folder under $TMPDIR", o.detectors);
+    return b;
+  }
+  b.build.artifact = b.dir + "/candidate.py";
+  std::ofstream(b.build.artifact) << c.source;
+  b.build.ok = true;
+  return b;
+}
+
+EvalResult PythonBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
+  if (b.verdict) return *b.verdict;
+  return run(spec, b.build.artifact, o, false);
+}
+
+EvalResult PythonBackend::evaluate_reference(const ProblemSpec& spec, const EvalOptions& o) {
+  // The problem file itself with ModelNew = Model: the baseline every candidate should at least match.
+  const std::string dir = make_build_dir();
+  std::ifstream in(spec.file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string cand = dir + "/reference_as_candidate.py";
+  std::ofstream(cand) << text.str() << "\n\nModelNew = Model\n";
+  EvalResult r = run(spec, cand, o, true);
+  remove_build_dir(dir);
+  return r;
+}
+
+EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o, bool reference) {
+  const std::string py = torch_python();
+  if (py.empty())
+    return make_verdict(EvalStatus::harness_error, "worker", "no python3 with torch on this machine (set KEVOLVE_PYTHON)", o.detectors);
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> argv{py, evaluator_script(), "--json", "--problem", spec.file, "--candidate", candidate, "--device", device_,
+                                "--threads", std::to_string(threads), "--trials", std::to_string(o.trials), "--seed", std::to_string(o.seed),
+                                "--min-time", std::to_string(o.min_time_s), "--min-reps", std::to_string(o.min_reps), "--max-reps",
+                                std::to_string(o.max_reps), "--timeout", std::to_string(o.call_timeout_s)};
+  if (reference) argv.insert(argv.end(), {"--detector-off", "static"});
+  if (!o.detectors.on(Detector::input_mutation)) argv.insert(argv.end(), {"--detector-off", "input_mutation"});
+  if (!o.detectors.on(Detector::fresh_data)) argv.insert(argv.end(), {"--detector-off", "fresh_data"});
+  if (!o.detectors.on(Detector::pointer_reuse)) argv.insert(argv.end(), {"--detector-off", "pointer_reuse"});
+  if (!o.detectors.on(Detector::timed_outputs)) argv.insert(argv.end(), {"--detector-off", "timed_outputs"});
+  if (!o.detectors.on(Detector::isolation)) argv.insert(argv.end(), {"--detector-off", "static"});
+  std::string out;
+  const double limit = 120 + o.call_timeout_s * (o.trials + 4) + 60 * o.min_time_s;
+  const int rc = cpu::run_captured(argv, limit, out);
+  const auto brace = out.rfind("\n{");
+  const std::string json = brace == std::string::npos ? (out.rfind("{", 0) == 0 ? out : "") : out.substr(brace + 1);
+  if (rc < 0 || json.empty())
+    return make_verdict(EvalStatus::harness_error, "worker",
+                        "the Python evaluator gave no result (exit " + std::to_string(rc) + "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0),
+                        o.detectors);
+  EvalResult r;
+  r.detectors = o.detectors;
+  try {
+    simdjson::ondemand::parser parser;
+    simdjson::padded_string text(json);
+    auto doc = parser.iterate(text);
+    simdjson::ondemand::object obj = doc.get_object();
+    std::string_view sv;
+    double v;
+    int64_t n;
+    if (!obj["status"].get(sv)) r.status = status_from(std::string(sv));
+    if (!obj["reason"].get(sv)) r.reason = std::string(sv);
+    if (!obj["message"].get(sv)) r.message = std::string(sv);
+    if (!obj["where"].get(sv)) r.where = std::string(sv);
+    if (!obj["max_abs_err"].get(v)) r.max_abs_err = v;
+    if (!obj["max_rel_err"].get(v)) r.max_rel_err = v;
+    if (!obj["trials"].get(n)) r.trials = static_cast<int>(n);
+    if (!obj["shapes"].get(n)) r.shapes = static_cast<int>(n);
+    if (!obj["speedup"].get(v)) r.speedup = v;
+    if (!obj["compile_speedup"].get(v)) r.compile_speedup = v;
+    if (!obj["label"].get(sv)) r.kind = reference ? "reference" : std::string(sv);
+    simdjson::ondemand::object t;
+    if (!obj["reference"].get(t)) r.reference = timing_from(t);
+    if (!obj["candidate"].get(t)) r.candidate = timing_from(t);
+    auto c = obj["compile"];
+    if (c.type() == simdjson::ondemand::json_type::object) {
+      simdjson::ondemand::object co = c.get_object();
+      if (!co["unavailable"].get(sv)) r.profile = "torch.compile: unavailable (" + std::string(sv) + ")\n";
+      else {
+        co.reset();
+        r.compiled = timing_from(co);
+        r.profile = "torch.compile of the reference: " + std::to_string(r.compiled.median_ms) + " ms\n";
+      }
+    }
+    if (!obj["runner_log"].get(sv)) r.runner_log = std::string(sv);
+  } catch (const simdjson::simdjson_error& e) {
+    return make_verdict(EvalStatus::harness_error, "worker", std::string("unreadable result from the Python evaluator: ") + e.what(), o.detectors);
+  }
+  r.device = device_ == "cuda" ? "CUDA (python)" : "CPU (python)";
+  return r;
+}
+
+}  // namespace kevolve::python

@@ -1,0 +1,34 @@
+// The Python backend: KernelBench-format problems (a Python file with Model, get_inputs,
+// get_init_inputs) and candidates (a Python file with ModelNew). The trusted evaluator is
+// backends/python/kevolve_py_eval.py, run with the python3 that has torch; the candidate runs in its
+// runner process (kevolve_py_runner.py). The build step only stores the source: the evaluator's static
+// check refuses the hacks Python makes easy before anything runs.
+#pragma once
+#include "backends/backend.hpp"
+
+namespace kevolve::python {
+
+BuiltCandidate build(const Candidate& c, const EvalOptions& o);
+
+// The python3 that imports torch: $KEVOLVE_PYTHON, else Debian's /usr/bin/python3, else python3 on PATH
+// (another python3 may come first on PATH). "" when none has torch.
+std::string torch_python();
+
+// A ProblemSpec standing for a KernelBench-format file (name = file stem; inputs live in the file).
+ProblemSpec kernelbench_problem(const std::string& path);
+
+class PythonBackend : public Backend {
+ public:
+  // `device`: cpu or cuda (where the model, inputs and timing run).
+  explicit PythonBackend(std::string device = "cpu") : device_(std::move(device)) {}
+  EvalResult evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) override;
+  const char* name() const override { return "python"; }
+  // Evaluates `spec`'s own Model as the candidate: the correct baseline, labelled "reference".
+  EvalResult evaluate_reference(const ProblemSpec& spec, const EvalOptions& o);
+
+ private:
+  EvalResult run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o, bool reference);
+  std::string device_;
+};
+
+}  // namespace kevolve::python

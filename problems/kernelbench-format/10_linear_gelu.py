@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Linear layer (x @ W^T + b) followed by exact (erf) GELU."""
+
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.gelu(self.linear(x))
+
+
+batch_size = 256
+in_features = 1024
+out_features = 2048
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_features)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
