@@ -5,6 +5,7 @@
 # comes in slices of minutes) picks up where it stopped: finished searches are skipped, an interrupted
 # one resumes from its RocksDB store.
 #
+# Last, it runs the KernelBench-format samples through the Python interpreter on the GPU (kevolve suite).
 # Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b] [--nsight a,b]
 #   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md
 #   --budget    evaluations per search (default 14)
@@ -85,3 +86,10 @@ CFG
   KEVOLVE_NSIGHT=$ns timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
 done
 python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
+
+# KernelBench-format problems through the Python interpreter on the GPU (eager and torch.compile columns).
+if [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; then
+  echo "== kevolve suite problems/kernelbench-format --backend cuda"
+  timeout "$(left)" $bin/kevolve suite problems/kernelbench-format --backend cuda --out "$state/kernelbench.md" >/dev/null ||
+    echo "gpu_check: the KernelBench suite did not finish; run again to retry it"
+fi
