@@ -73,6 +73,7 @@ std::string KernelTemplate::violated(const Params& p) const {
 
 Expected<std::string> KernelTemplate::render(const Params& p) const {
   kainjow::mustache::data ctx;
+  for (auto& [k, v] : context) ctx.set(k, v);
   for (auto& d : params) {
     auto it = p.find(d.name);
     if (it == p.end()) return Expected<std::string>::failure("parameter '" + d.name + "' is not set");

@@ -26,6 +26,7 @@ struct KernelTemplate {
   // number the target does not give is not applied.
   std::vector<std::string> hardware_constraints;
   std::map<std::string, int64_t> hardware;  // the target's numbers (HardwareProfile::numbers)
+  std::map<std::string, std::string> context;  // extra values every rendering sees (e.g. problem_source)
   std::string dir;
 
   Params defaults() const;

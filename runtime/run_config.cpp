@@ -104,8 +104,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     if (c.problem.empty()) r.fail("search.problem", "missing (expected a problem name such as \"rmsnorm_fwd\")");
     r.get(s, "search", "id", c.search_id);
     r.get(s, "search", "backend", c.backend);
-    if (c.backend != "cpu" && c.backend != "cuda" && c.backend != "null")
-      r.fail("search.backend", "'" + c.backend + "' (expected cpu, cuda or null)");
+    if (c.backend != "cpu" && c.backend != "cuda" && c.backend != "python" && c.backend != "python-cuda" && c.backend != "null")
+      r.fail("search.backend", "'" + c.backend + "' (expected cpu, cuda, python, python-cuda or null)");
     r.get(s, "search", "operator", c.op);
     r.get(s, "search", "template", c.template_name);
     r.get(s, "search", "hardware", c.hardware);

@@ -150,7 +150,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
       Candidate c;
       c.source = *src;
       c.entry = q.spec.entry;
-      c.language = q.backend == "cuda" ? "cuda" : "cpp";
+      c.language = q.backend == "cuda" ? "cuda" : q.backend.rfind("python", 0) == 0 ? "python" : "cpp";
       EvalResult r = fresh.evaluate_source(q.spec, c, q.retime);
       retimed << (retimed.tellp() > 1 ? "," : "") << "{\"node_id\":" << n->id << ",\"status\":" << json::quote(status_name(r.status))
               << ",\"search_speedup\":" << json::number(n->fitness) << ",\"speedup\":" << json::number(r.speedup)
@@ -212,7 +212,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
      << "}\n";
   std::ofstream(fs::path(q.out_dir) / "report.json") << js.str();
   if (best) {
-    if (auto src = store->artifact(q.search_id, best->id, "source")) std::ofstream(fs::path(q.out_dir) / "best" / (q.backend == "cuda" ? "kernel.cu" : "kernel.cpp")) << *src;
+    if (auto src = store->artifact(q.search_id, best->id, "source")) std::ofstream(fs::path(q.out_dir) / "best" / (q.backend == "cuda" ? "kernel.cu" : q.backend.rfind("python", 0) == 0 ? "model_new.py" : "kernel.cpp")) << *src;
     std::ofstream(fs::path(q.out_dir) / "best" / "params.json") << params_json(best->params) << "\n";
     if (!nsight.empty()) std::ofstream(fs::path(q.out_dir) / "best" / "nsight.txt") << nsight;
   }

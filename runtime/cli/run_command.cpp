@@ -1,5 +1,9 @@
 #include "runtime/cli/run_command.hpp"
 
+#include <fstream>
+#include <regex>
+#include <sstream>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -108,6 +112,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   c.hardware = resolve_hardware(c.backend, c.hardware);
   auto spec = resolve_problem(c.problem, {});
   if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
+  if (spec->reference == "python" && (c.backend == "cpu" || c.backend == "cuda")) {  // a KernelBench-format problem
+    c.backend = c.backend == "cuda" ? "python-cuda" : "python";
+    if (c.template_name.empty()) c.template_name = "rewrite";
+  }
   std::shared_ptr<Operator> op;
   if (c.op == "null") {
     op = std::make_shared<NullOperator>();
@@ -120,8 +128,16 @@ int run(const std::string& config_path, std::string out, const std::string& stor
     if (!made) { std::cerr << "kevolve run: " << config_path << ": " << made.error() << "\n"; return 2; }
     op = *made;
   } else {
-    auto t = find_template(c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
+    const bool py = c.backend == "python" || c.backend == "python-cuda";
+    auto t = find_template(py ? "python" : c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name,
+                           default_knowledge_roots());
     if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
+    if (py) {  // the rewrites wrap the problem's own module, renamed so that no candidate names the reference
+      std::ifstream in(spec->file);
+      std::stringstream text;
+      text << in.rdbuf();
+      t->context["problem_source"] = std::regex_replace(text.str(), std::regex(R"(\bModel\b)"), "_KevolveBase");
+    }
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
     if (!hw) { std::cerr << "kevolve run: " << config_path << ": search.hardware: " << hw.error() << "\n"; return 2; }
     t->hardware = hw->numbers;

@@ -143,3 +143,28 @@ TEST_CASE("kevolve suite runs a folder of problems with the reference baseline a
   CHECK(fs::exists(dir / "table.md"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("kevolve run searches a KernelBench-format problem offline with framework-level rewrites", "[python][run]") {
+  if (no_torch_python()) return;
+  const fs::path dir = fs::temp_directory_path() / ("kevolve-pyrun-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "run.toml") << "[search]\nproblem = \"" << test::source_path(kRelu) << "\"\nid = \"kb-relu\"\nbackend = \"cpu\"\n"
+                                  << "max_in_flight = 2\nretime_top = 1\n[budget]\nevaluations = 3\n[store]\npath = \"" << (dir / "store").string()
+                                  << "\"\n[eval]\nthreads = 2\nmin_time = 0.02\n";
+  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + (dir / "run.toml").string() + " --out " + (dir / "out").string() + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int st = pclose(p);
+  INFO(out);
+  REQUIRE(WEXITSTATUS(st) == 0);
+  CHECK(out.find("python backend") != std::string::npos);
+  CHECK(out.find("3 evaluated") != std::string::npos);
+  REQUIRE(fs::exists(dir / "out" / "best" / "model_new.py"));
+  const std::string best = test::read_file((dir / "out" / "best" / "model_new.py").string());
+  CHECK(best.find("class ModelNew(_KevolveBase)") != std::string::npos);  // a rewrite of the problem's module
+  CHECK(best.find("class Model(") == std::string::npos);                 // which never names the reference
+  fs::remove_all(dir);
+}
