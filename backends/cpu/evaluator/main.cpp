@@ -1,45 +1,9 @@
 // kevolve-cpu-eval: the trusted CPU evaluator worker (the only process that links libtorch).
 // Reads EvalRequest frames on stdin, answers EvalResult frames on stdout (runtime/wire.hpp), until EOF.
 // Started by `kevolve eval` (and by device actors); each candidate runs in its own kevolve-cpu-runner.
-#include <malloc.h>
-#include <sys/prctl.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <cstdio>
-#include <filesystem>
-
 #include "backends/cpu/evaluator/evaluate.hpp"
-#include "runtime/records_codec.hpp"
+#include "backends/harness/worker_loop.hpp"
 
-int main(int argc, char** argv) {
-  if (argc > 1) {
-    std::fprintf(stderr, "kevolve-cpu-eval speaks the worker protocol on stdin/stdout; run `kevolve eval` instead\n");
-    return 2;
-  }
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // Keep freed tensor memory in the heap instead of returning it to the kernel after each op, so the
-  // reference is not charged page faults a long-running PyTorch process would not pay.
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  const int out = dup(1);  // frames go to the original stdout; anything printed by libraries goes to stderr
-  dup2(2, 1);
-  const auto runner = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "kevolve-cpu-runner").string();
-  while (auto frame = kevolve::wire::read_frame(0)) {
-    kevolve::EvalRequest q;
-    kevolve::EvalResult r;
-    try {
-      kevolve::wire::Reader rd(*frame);
-      kevolve::decode(rd, q);
-      r = kevolve::cpu::evaluate(q, runner);
-    } catch (const kevolve::wire::DecodeError& e) {
-      r.status = kevolve::EvalStatus::harness_error;
-      r.reason = "protocol";
-      r.message = std::string("malformed request: ") + e.what();
-    }
-    kevolve::wire::Writer w;
-    kevolve::encode(w, r);
-    if (!kevolve::wire::write_frame(out, w.bytes())) return 1;
-  }
-  return 0;
+int main(int argc, char**) {
+  return kevolve::harness::serve_worker(argc, "kevolve-cpu-eval", "kevolve-cpu-runner", kevolve::cpu::evaluate);
 }
