@@ -15,6 +15,12 @@ namespace {
 
 const char* kernel_abi_header() { return kKernelHeader; }
 
+const char* candidate_language(const std::string& backend) {
+  if (backend == "cuda") return "cuda";
+  if (backend.rfind("python", 0) == 0) return "python";
+  return "cpp";
+}
+
 EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d) {
   EvalResult r;
   r.status = s;

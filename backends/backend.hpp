@@ -36,6 +36,9 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
 std::unique_ptr<Backend> make_backend(const std::string& backend);
 void remove_build_dir(const std::string& dir);
 
+// The language of a backend's candidates: cpp (cpu), cuda (cuda), python (python, python-cuda).
+const char* candidate_language(const std::string& backend);
+
 // The text of backends/kevolve_kernel.h, the candidate ABI (embedded at build time).
 const char* kernel_abi_header();
 

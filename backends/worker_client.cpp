@@ -80,6 +80,24 @@ EvalResult WorkerClient::evaluate(const EvalRequest& q) {
   return r;
 }
 
+EvalResult WorkerClient::evaluate_in(const std::string& executable, const EvalRequest& q) {
+  if (to_ < 0) {
+    std::string err;
+    if (!start(executable, err)) {
+      stop();
+      EvalResult r;
+      r.status = EvalStatus::harness_error;
+      r.reason = "worker";
+      r.message = err;
+      r.detectors = q.options.detectors;
+      return r;
+    }
+  }
+  EvalResult e = evaluate(q);
+  if (e.status == EvalStatus::harness_error && e.reason == "worker") stop();
+  return e;
+}
+
 void WorkerClient::stop() {
   if (to_ >= 0) { close(to_); to_ = -1; }
   if (from_ >= 0) { close(from_); from_ = -1; }

@@ -16,6 +16,9 @@ class WorkerClient {
   // Starts `executable`; false with `error` when it cannot be started.
   bool start(const std::string& executable, std::string& error);
   EvalResult evaluate(const EvalRequest& q);
+  // evaluate() in `executable`, started on first use and again after it died (a dead worker's request
+  // comes back as a harness_error with reason "worker"; the next request gets a fresh worker).
+  EvalResult evaluate_in(const std::string& executable, const EvalRequest& q);
   void stop();
 
  private:

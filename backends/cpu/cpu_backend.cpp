@@ -40,16 +40,7 @@ CpuBackend::CpuBackend(std::string evaluator) : evaluator_(std::move(evaluator))
 
 EvalResult CpuBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
   if (b.verdict) return *b.verdict;
-  if (!started_) {
-    std::string err;
-    if (!worker_.start(evaluator_, err)) return make_verdict(EvalStatus::harness_error, "worker", err, o.detectors);
-    started_ = true;
-  }
-  EvalResult e = worker_.evaluate(EvalRequest{spec, b.build.artifact, b.entry, o});
-  if (e.status == EvalStatus::harness_error && e.reason == "worker") {  // the worker died: restart next time
-    worker_.stop();
-    started_ = false;
-  }
+  EvalResult e = worker_.evaluate_in(evaluator_, EvalRequest{spec, b.build.artifact, b.entry, o});
   e.compile_log = b.build.log;
   return e;
 }

@@ -19,7 +19,6 @@ class CpuBackend : public Backend {
  private:
   std::string evaluator_;
   WorkerClient worker_;
-  bool started_ = false;
 };
 
 }  // namespace kevolve::cpu

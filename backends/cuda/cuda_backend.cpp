@@ -76,20 +76,11 @@ CudaBackend::CudaBackend(std::string evaluator) : evaluator_(std::move(evaluator
 
 EvalResult CudaBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
   if (b.verdict) return *b.verdict;
-  if (!started_) {
-    if (!std::filesystem::exists(evaluator_))
-      return make_verdict(EvalStatus::harness_error, "worker",
-                          "the CUDA worker " + evaluator_ + " is not installed: build it on the GPU node with tools/build_cuda_worker.sh "
-                          "(against that node's libtorch) and put it next to kevolve, or set KEVOLVE_CUDA_WORKER", o.detectors);
-    std::string err;
-    if (!worker_.start(evaluator_, err)) return make_verdict(EvalStatus::harness_error, "worker", err, o.detectors);
-    started_ = true;
-  }
-  EvalResult e = worker_.evaluate(EvalRequest{spec, b.build.artifact, b.entry, o});
-  if (e.status == EvalStatus::harness_error && e.reason == "worker") {
-    worker_.stop();
-    started_ = false;
-  }
+  if (!std::filesystem::exists(evaluator_))
+    return make_verdict(EvalStatus::harness_error, "worker",
+                        "the CUDA worker " + evaluator_ + " is not installed: build it on the GPU node with tools/build_cuda_worker.sh "
+                        "(against that node's libtorch) and put it next to kevolve, or set KEVOLVE_CUDA_WORKER", o.detectors);
+  EvalResult e = worker_.evaluate_in(evaluator_, EvalRequest{spec, b.build.artifact, b.entry, o});
   e.compile_log = b.build.log;
   // Profile feedback: the compiler's resource report and the SASS mix ride with the timing profile.
   const auto ptxas = b.build.log.find("ptxas info");

@@ -22,7 +22,6 @@ class CudaBackend : public Backend {
  private:
   std::string evaluator_;
   WorkerClient worker_;
-  bool started_ = false;
 };
 
 }  // namespace kevolve::cuda

@@ -83,7 +83,6 @@ int run_eval(const EvalArgs& a) {
   c.entry = a.entry.empty() ? spec->entry : a.entry;
   c.provenance = a.candidate;
   const bool kernelbench = spec->reference == "python";  // a KernelBench-format problem: the Python interpreter
-  c.language = kernelbench ? "python" : a.backend == "cuda" ? "cuda" : "cpp";
   EvalOptions o = a.options;
   for (auto& name : a.detectors_off) {
     Detector d;
@@ -95,7 +94,9 @@ int run_eval(const EvalArgs& a) {
     }
     o.detectors.set(d, false);
   }
-  auto backend = make_backend(kernelbench ? (a.backend == "cuda" ? "python-cuda" : "python") : a.backend);
+  const std::string backend_name = kernelbench ? (a.backend == "cuda" ? "python-cuda" : "python") : a.backend;
+  c.language = candidate_language(backend_name);
+  auto backend = make_backend(backend_name);
   const EvalResult r = backend->evaluate_source(*spec, c, o);
   if (a.json) print_json(*spec, r);
   else print_human(*spec, r);

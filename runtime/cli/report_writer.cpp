@@ -150,7 +150,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
       Candidate c;
       c.source = *src;
       c.entry = q.spec.entry;
-      c.language = q.backend == "cuda" ? "cuda" : q.backend.rfind("python", 0) == 0 ? "python" : "cpp";
+      c.language = candidate_language(q.backend);
       EvalResult r = fresh.evaluate_source(q.spec, c, q.retime);
       retimed << (retimed.tellp() > 1 ? "," : "") << "{\"node_id\":" << n->id << ",\"status\":" << json::quote(status_name(r.status))
               << ",\"search_speedup\":" << json::number(n->fitness) << ",\"speedup\":" << json::number(r.speedup)

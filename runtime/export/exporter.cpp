@@ -67,11 +67,6 @@ Expected<std::string> bind_symbols(const ProblemSpec& spec, const std::function<
   return bind.str() + check.str();
 }
 
-struct Generated {
-  std::string module;
-  std::vector<std::string> arg_names;  // inputs then params
-};
-
 std::string py_signature_defaults(const ProblemSpec& s) {
   std::ostringstream o;
   for (auto& p : s.params) o << ", py::arg(\"" << p.name << "\") = " << p.value;
@@ -79,8 +74,7 @@ std::string py_signature_defaults(const ProblemSpec& s) {
 }
 
 // The torch binding: checks and binds the inputs, allocates the outputs, fills kv_args, calls `call`.
-Expected<std::string> torch_binding(const ExportRequest& r, const std::string& module, const std::string& call_decl,
-                                    const std::string& call) {
+Expected<std::string> torch_binding(const ExportRequest& r, const std::string& call_decl, const std::string& call) {
   const ProblemSpec& s = r.spec;
   const bool cuda = r.backend == "cuda";
   std::ostringstream o;
@@ -151,7 +145,6 @@ std::vector<torch::Tensor> forward()";
     << s.description << "\"";
   for (auto& in : s.inputs) o << ", py::arg(\"" << in.name << "\")";
   o << py_signature_defaults(s) << ");\n}\n";
-  (void)module;
   return o.str();
 }
 
@@ -191,7 +184,6 @@ Expected<std::string> cuda_launcher(const ExportRequest& r, const std::string& f
     << "  if (smem > 48 * 1024) cudaFuncSetAttribute(" << l->kernel << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));\n"
     << "  " << l->kernel << "<<<grid, block, smem, static_cast<cudaStream_t>(a->stream)>>>(k);\n"
     << "  return cudaGetLastError() == cudaSuccess ? 0 : 1;\n}\n";
-  (void)b;
   return o.str();
 }
 
@@ -260,7 +252,7 @@ Expected<std::vector<std::string>> export_kernel(const ExportRequest& r) {
     return made;
   }
 
-  auto binding = torch_binding(r, module, decl, call);
+  auto binding = torch_binding(r, decl, call);
   if (!binding) return R::failure(binding.error());
 
   if (r.format == "torch-extension") {
