@@ -41,11 +41,15 @@ Timing timing_from(simdjson::ondemand::object o) {
 
 std::string torch_python() {
   if (const char* p = std::getenv("KEVOLVE_PYTHON"); p && *p) return p;
-  for (const char* p : {"/usr/bin/python3", "python3"}) {
-    std::string out;
-    if (cpu::run_captured({p, "-c", "import torch"}, 60, out) == 0) return p;
-  }
-  return "";
+  // Importing torch takes about a second: probe once per process, not once per candidate.
+  static const std::string found = [] {
+    for (const char* p : {"/usr/bin/python3", "python3"}) {
+      std::string out;
+      if (cpu::run_captured({p, "-c", "import torch"}, 60, out) == 0) return std::string(p);
+    }
+    return std::string();
+  }();
+  return found;
 }
 
 ProblemSpec kernelbench_problem(const std::string& path) {
