@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -101,6 +102,7 @@ class Evaluation {
   Evaluation(const EvalRequest& q, std::string runner) : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
 
   EvalResult run() {
+    t0_ = Clock::now();
     res_.detectors = opt_.detectors;
     const DeviceFacts& dev = device_facts();
     if (!dev.error.empty()) return harness_error(dev.error);
@@ -142,6 +144,7 @@ class Evaluation {
     RunnerFailure f;
     if (!runner_.start(runner_path_, s, opt_.memory_limit_mb, std::max(60.0, opt_.call_timeout_s), h, f)) return fail(f, "loading the candidate");
     sms_ = h.sms;
+    const auto loaded = Clock::now();
 
     std::vector<std::pair<std::string, ShapeBinding>> shapes;
     for (size_t i = 0; i < spec_.verify.size(); ++i) shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
@@ -150,7 +153,16 @@ class Evaluation {
       if (auto v = verify_shape(i, shapes[i].first, shapes[i].second)) return finish(*v);
     res_.shapes = static_cast<int>(shapes.size());
     res_.trials = opt_.trials;
+    const auto verified = Clock::now();
     if (auto v = time_bench()) return finish(*v);
+    {
+      std::ostringstream ph;
+      ph.precision(3);
+      ph << "evaluation phases: start-up and load " << seconds(t0_, loaded) << " s, verification " << seconds(loaded, verified)
+         << " s, timing " << seconds(verified, Clock::now()) << " s; inputs and references generated " << generated_
+         << " times in " << generate_s_ << " s, taken from the worker's cache " << cached_ << " times\n";
+      res_.profile += ph.str();
+    }
     res_.status = EvalStatus::ok;
     res_.reason.clear();
     std::ostringstream os;
@@ -192,7 +204,9 @@ class Evaluation {
 
   std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
     const std::string key = spec_key_ + "|" + shape_string(shape) + "|" + std::to_string(seed);
-    if (DataCache::instance().get(key, inputs, expected)) return std::nullopt;
+    if (DataCache::instance().get(key, inputs, expected)) { ++cached_; return std::nullopt; }
+    const auto g0 = Clock::now();
+    ++generated_;
     auto made = make_inputs(spec_, shape, seed);
     if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
     inputs = std::move(*made);
@@ -207,6 +221,7 @@ class Evaluation {
     for (size_t i = 0; i < expected.size(); ++i)
       if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype)) expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
     DataCache::instance().put(key, inputs, expected);
+    generate_s_ += seconds(g0, Clock::now());
     return std::nullopt;
   }
 
@@ -558,6 +573,12 @@ class Evaluation {
     return std::nullopt;
   }
 
+  using Clock = std::chrono::steady_clock;
+  static double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+  Clock::time_point t0_;
+  int generated_ = 0, cached_ = 0;
+  double generate_s_ = 0;
   const EvalRequest& q_;
   const ProblemSpec& spec_;
   const EvalOptions& opt_;
