@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # The one script for the GPU node: builds the CUDA worker against the node's torch, runs the GPU tests,
-# measures the PyTorch baselines, then runs (or resumes) one offline CUDA search per core problem and
-# writes the benchmark table. Everything it keeps lives in the state folder, so a run cut short (GPU time
+# runs (or resumes) one offline CUDA search per core problem, measures the PyTorch baselines and writes
+# the benchmark table. Everything it keeps lives in the state folder, so a run cut short (GPU time
 # comes in slices of minutes) picks up where it stopped: finished searches are skipped, an interrupted
 # one resumes from its RocksDB store.
 #
 # Last, it runs the KernelBench-format samples through the Python interpreter on the GPU (kevolve suite).
-# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b] [--nsight a,b]
+# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b] [--nsight a,b] [--redo a,b]
 #   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md
 #   --budget    evaluations per search (default 14)
 #   --deadline  stop starting/continuing searches after this many seconds (default 520)
 #   --nsight    problems whose best kernel gets an Nsight Compute profile (default: all; "none" for none)
+#   --redo      start these problems' searches again under a new search id (e.g. after their problem.toml
+#               changed); the old searches stay in the store
 # Needs the node bundle from the build machine: tools/bundle_node.sh (dist/kevolve-node).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-state=gpu-state budget=14 deadline=520 tests=1 only="" nsight=all
+state=gpu-state budget=14 deadline=520 tests=1 only="" nsight=all redo=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --state) state=$2; shift 2 ;;
@@ -23,6 +25,7 @@ while [ $# -gt 0 ]; do
     --skip-tests) tests=0; shift ;;
     --only) only=$2; shift 2 ;;
     --nsight) nsight=$2; shift 2 ;;
+    --redo) redo=$2; shift 2 ;;
     *) echo "gpu_check: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -30,7 +33,7 @@ start=$(date +%s)
 left() { echo $(( deadline - ($(date +%s) - start) )); }
 bin=dist/kevolve-node/bin
 [ -x $bin/kevolve ] || { echo "gpu_check: no node bundle in dist/kevolve-node: run tools/bundle_node.sh where kevolve was built" >&2; exit 2; }
-mkdir -p "$state/reports" "$state/configs"
+mkdir -p "$state/reports" "$state/configs" "$state/ids"
 nvidia-smi -L || { echo "gpu_check: no GPU" >&2; exit 2; }
 
 if [ ! -x $bin/kevolve-cuda-eval ] || [ -n "$(find backends runtime -newer $bin/kevolve-cuda-eval -name '*.[ch]pp' | head -1)" ]; then
@@ -43,22 +46,20 @@ if [ $tests = 1 ] && [ -x $bin/test_cuda_backend ]; then
   $bin/test_cuda_backend 2>&1 | tee "$state/tests.log" | tail -4
 fi
 
-if [ ! -s "$state/baselines.json" ]; then
-  echo "== PyTorch baselines (eager, torch.compile)"
-  python3 tools/torch_baselines.py --out "$state/baselines.json" 2>&1 | grep -v Warning
-fi
 
 echo "== searches (budget $budget evaluations each)"
 for t in knowledge/templates/cuda/*/; do
   p=$(basename "$t")
   [ -n "$only" ] && [[ ",$only," != *",$p,"* ]] && continue
   rep="$state/reports/$p/report.json"
+  if [[ ",$redo," == *",$p,"* ]]; then echo "cuda-$p-$(date +%s)" > "$state/ids/$p"; rm -rf "$state/reports/$p"; fi
+  id=$(cat "$state/ids/$p" 2>/dev/null || echo "cuda-$p")
   if [ -s "$rep" ] && grep -q '"finished":true' "$rep"; then echo "$p: done"; continue; fi
   if [ "$(left)" -le 30 ]; then echo "gpu_check: deadline reached; run again to continue"; break; fi
   cat > "$state/configs/$p.toml" <<CFG
 [search]
 problem = "$p"
-id = "cuda-$p"
+id = "$id"
 backend = "cuda"
 operator = "template"
 directed = true
@@ -85,6 +86,13 @@ CFG
   ns=0; { [ "$nsight" = all ] || [[ ",$nsight," == *",$p,"* ]]; } && ns=1
   KEVOLVE_NSIGHT=$ns timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
 done
+# The baselines come after the searches (GPU time goes to the searches first) and measure only the problems
+# that baselines.json does not have yet; each problem is saved as soon as it is measured.
+if [ "$(left)" -gt 20 ]; then
+  echo "== PyTorch baselines (eager, torch.compile; max-autotune too where compile comes closest to the floor)"
+  timeout "$(left)" python3 tools/torch_baselines.py --out "$state/baselines.json" \
+    --max-autotune rmsnorm_fwd,layernorm_fwd,softmax_rows 2>&1 | grep -v Warning
+fi
 python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
 
 # KernelBench-format problems through the Python interpreter on the GPU (eager and torch.compile columns).

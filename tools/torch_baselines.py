@@ -6,7 +6,10 @@ warm-up first, median of many runs. Inputs follow the problem's generators in di
 values do not matter for these ops' speed).
 
 Usage: tools/torch_baselines.py [--problems DIR] [--out FILE.json] [--only NAME,...]
-Prints one line per problem and writes JSON {problem: {eager_ms, compile_ms, ...}}.
+Prints one line per problem and writes JSON {problem: {eager_ms, compile_ms, ...}}. An existing --out file
+is kept and completed: only problems missing from it are measured. --max-autotune NAMES also times
+torch.compile(mode="max-autotune-no-cudagraphs") for those problems (Inductor tunes its kernel configs) and
+keeps the faster mode as compile_ms, both recorded under compile_modes.
 """
 import argparse, json, os, sys, time, tomllib
 
@@ -87,7 +90,7 @@ def make(name, s, p, dtype):
             pos = torch.arange(values.numel(), device=dev) - starts[seg]
             keep = pos >= (lengths[seg] - K)
             return values[keep], lengths.clamp(max=K)
-        return f, (values, lengths), False  # data-dependent output size: torch.compile graph-breaks; still timed
+        return f, (values, lengths), True  # data-dependent output size: torch.compile breaks the graph there
     if base == "fm_interaction":
         e = torch.randn(s["B"], s["F"], s["D"], device=dev) * 0.1
 
@@ -120,6 +123,7 @@ def main():
     ap.add_argument("--problems", default="problems/core")
     ap.add_argument("--out", default="")
     ap.add_argument("--only", default="")
+    ap.add_argument("--max-autotune", default="", help="problems also timed with max-autotune-no-cudagraphs")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("torch_baselines: no CUDA device")
@@ -127,6 +131,12 @@ def main():
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device="cuda")
     names = sorted(os.listdir(a.problems)) if not a.only else a.only.split(",")
+    kept = {}
+    if a.out and os.path.isfile(a.out):
+        with open(a.out) as f:
+            kept = json.load(f)
+        tune = set(a.max_autotune.split(",")) if a.max_autotune else set()
+        names = [n for n in names if n not in kept or (n in tune and "compile_modes" not in kept[n])]
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
            "method": "CUDA events per run, L2 flushed (2x L2 write) before each, 5 warm-ups, median of 50"}
     for name in names:
@@ -142,18 +152,32 @@ def main():
         eager = bench(fn, args, flush)
         row = {"size": s, "eager_ms": eager[0], "eager_p10": eager[1], "eager_p90": eager[2], "compile_ms": None}
         if compilable:
-            try:
-                cfn = torch.compile(fn)
-                row["compile_ms"] = bench(cfn, args, flush, warm=3)[0]
-            except Exception as ex:  # report, never hide
-                row["compile_error"] = str(ex).splitlines()[0][:200]
+            modes = ["default"] + (["max-autotune-no-cudagraphs"] if name in a.max_autotune.split(",") else [])
+            for mode in modes:
+                try:
+                    torch._dynamo.reset()
+                    cfn = torch.compile(fn) if mode == "default" else torch.compile(fn, mode=mode)
+                    ms = bench(cfn, args, flush, warm=3)[0]
+                    row.setdefault("compile_modes", {})[mode] = ms
+                    row["compile_ms"] = ms if row["compile_ms"] is None else min(row["compile_ms"], ms)
+                except Exception as ex:  # report, never hide
+                    row.setdefault("compile_error", {})[mode] = str(ex).splitlines()[0][:200]
         out[name] = row
-        print(f"{name}: {s} eager {eager[0]:.4f} ms, compile {row['compile_ms'] if row['compile_ms'] is None else round(row['compile_ms'], 4)} ms", flush=True)
+        print(f"{name}: {s} eager {eager[0]:.4f} ms, compile {row.get('compile_modes', {})} ms", flush=True)
         del fn, args
         torch.cuda.empty_cache()
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(out, f, indent=1)
+        save(a.out, out, kept)  # after every problem: a run cut short keeps what it measured
+
+
+def save(path, out, kept):
+    if not path:
+        return
+    merged = dict(kept)  # problems measured by an earlier run, unless measured again now
+    merged.update(out)
+    with open(path + ".tmp", "w") as f:
+        json.dump(merged, f, indent=1)
+    os.replace(path + ".tmp", path)
+
 
 
 if __name__ == "__main__":
