@@ -112,4 +112,11 @@ std::optional<double> eval_expr(const std::string& text, const std::map<std::str
   return v;
 }
 
+bool is_symbol(const std::string& text) {
+  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) return false;
+  for (char c : text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
 }  // namespace kevolve

@@ -13,4 +13,7 @@ namespace kevolve {
 std::optional<double> eval_expr(const std::string& text, const std::map<std::string, int64_t>& symbols,
                                 std::string& error);
 
+// True when `text` is a bare symbol name (a letter or '_', then letters, digits, '_'), not an expression.
+bool is_symbol(const std::string& text);
+
 }  // namespace kevolve

@@ -44,7 +44,7 @@ DETECTORS = ["static", "input_mutation", "fresh_data", "pointer_reuse", "timed_o
 PRECISION_NAMES = {"allow_tf32", "set_float32_matmul_precision", "allow_fp16_reduced_precision_reduction",
                    "allow_bf16_reduced_precision_reduction", "autocast", "half", "bfloat16", "float16"}
 THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess"}
-KERNEL_MARKERS = ("load_inline", "cpp_extension", "triton", "cupy", "numba")
+KERNEL_MARKERS = ("load_inline", "cpp_extension", "nvrtc", "triton", "cupy", "numba")
 
 
 def static_check(source, problem_stem):

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "backends/cpu/build/compiler.hpp"
@@ -17,6 +19,38 @@ namespace fs = std::filesystem;
 std::string evaluator_script() {
   if (const char* p = std::getenv("KEVOLVE_PY_EVAL"); p && *p) return p;
   return std::string(KEVOLVE_SOURCE_DIR) + "/backends/python/kevolve_py_eval.py";
+}
+
+// The JSON object a script printed last (its own output may come before it); "" if none.
+std::string last_json(const std::string& out) {
+  const auto brace = out.rfind("\n{");
+  return brace == std::string::npos ? (out.rfind("{", 0) == 0 ? out : "") : out.substr(brace + 1);
+}
+
+// Parses a script's JSON object and hands it to `read`; "" on success, else what was wrong with it.
+template <class F>
+std::string read_json_object(const std::string& json, F&& read) {
+  try {
+    simdjson::ondemand::parser parser;
+    simdjson::padded_string text(json);
+    auto doc = parser.iterate(text);
+    simdjson::ondemand::object obj = doc.get_object();
+    read(obj);
+    return "";
+  } catch (const simdjson::simdjson_error& e) {
+    return e.what();
+  }
+}
+
+// The other scripts of the Python interpreter live beside the evaluator.
+std::string beside_evaluator(const std::string& file) { return (fs::path(evaluator_script()).parent_path() / file).string(); }
+
+Expected<std::string> read_text(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) return Expected<std::string>::failure("cannot read " + what + " " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 EvalStatus status_from(const std::string& s) {
@@ -62,6 +96,49 @@ ProblemSpec kernelbench_problem(const std::string& path) {
   s.tags = {"kernelbench"};
   return s;
 }
+
+Expected<FamilyMatch> match_family(const std::string& problem_file) {
+  using R = Expected<FamilyMatch>;
+  const std::string py = torch_python();
+  if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
+  std::string out;
+  const int rc = cpu::run_captured({py, beside_evaluator("kevolve_py_match.py"), "--problem", problem_file}, 300, out);
+  const std::string json = last_json(out);
+  if (rc != 0 || json.empty())
+    return R::failure(problem_file + ": the family matcher gave no result (exit " + std::to_string(rc) + "): " +
+                      out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  FamilyMatch m;
+  std::string error;
+  const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
+    std::string_view sv;
+    int64_t n;
+    if (!obj["error"].get(sv)) error = std::string(sv);
+    if (!obj["family"].get(sv)) m.family = std::string(sv);
+    if (!obj["how"].get(sv)) m.how = std::string(sv);
+    for (auto [key, list] : {std::pair{"inputs", &m.inputs}, std::pair{"params", &m.params}}) {
+      simdjson::ondemand::array a;
+      if (obj[key].get(a)) continue;
+      for (auto v : a)
+        if (!v.get(sv)) list->push_back(std::string(sv));
+    }
+    if (!obj["output_like"].get(n)) m.output_like = static_cast<int>(n);
+    simdjson::ondemand::array dims;
+    if (!obj["shape"].get(dims))
+      for (auto v : dims)
+        if (!v.get(n)) m.shape.push_back(n);
+  });
+  if (!bad.empty()) return R::failure(problem_file + ": unreadable result from the family matcher: " + bad);
+  if (!error.empty()) return R::failure(error);
+  return m;
+}
+
+Expected<std::string> renamed_problem_source(const std::string& problem_file) {
+  auto text = read_text(problem_file, "the problem file");
+  if (!text) return text;
+  return std::regex_replace(*text, std::regex(R"(\bModel\b)"), "_KevolveBase");
+}
+
+Expected<std::string> kernel_glue_source() { return read_text(beside_evaluator("kevolve_kernel_glue.py"), "the kernel glue"); }
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
@@ -117,19 +194,14 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
   std::string out;
   const double limit = 120 + o.call_timeout_s * (o.trials + 4) + 60 * o.min_time_s;
   const int rc = cpu::run_captured(argv, limit, out);
-  const auto brace = out.rfind("\n{");
-  const std::string json = brace == std::string::npos ? (out.rfind("{", 0) == 0 ? out : "") : out.substr(brace + 1);
+  const std::string json = last_json(out);
   if (rc < 0 || json.empty())
     return make_verdict(EvalStatus::harness_error, "worker",
                         "the Python evaluator gave no result (exit " + std::to_string(rc) + "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0),
                         o.detectors);
   EvalResult r;
   r.detectors = o.detectors;
-  try {
-    simdjson::ondemand::parser parser;
-    simdjson::padded_string text(json);
-    auto doc = parser.iterate(text);
-    simdjson::ondemand::object obj = doc.get_object();
+  const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
     std::string_view sv;
     double v;
     int64_t n;
@@ -158,9 +230,9 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
       }
     }
     if (!obj["runner_log"].get(sv)) r.runner_log = std::string(sv);
-  } catch (const simdjson::simdjson_error& e) {
-    return make_verdict(EvalStatus::harness_error, "worker", std::string("unreadable result from the Python evaluator: ") + e.what(), o.detectors);
-  }
+  });
+  if (!bad.empty())
+    return make_verdict(EvalStatus::harness_error, "worker", "unreadable result from the Python evaluator: " + bad, o.detectors);
   r.device = device_ == "cuda" ? "CUDA (python)" : "CPU (python)";
   return r;
 }

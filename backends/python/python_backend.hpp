@@ -5,6 +5,8 @@
 // check refuses the hacks Python makes easy before anything runs.
 #pragma once
 #include "backends/backend.hpp"
+#include "runtime/expected.hpp"
+#include "runtime/records/family_match.hpp"
 
 namespace kevolve::python {
 
@@ -16,6 +18,18 @@ std::string torch_python();
 
 // A ProblemSpec standing for a KernelBench-format file (name = file stem; inputs live in the file).
 ProblemSpec kernelbench_problem(const std::string& path);
+
+// Which kernel-template family the problem's Model computes, and how its kernel is fed from the module
+// (backends/python/kevolve_py_match.py, run with the torch python). family is "" when none fits; an error
+// when the matcher could not run or the problem file could not be loaded (the message names the file).
+Expected<FamilyMatch> match_family(const std::string& problem_file);
+
+// The problem file's text with `Model` renamed `_KevolveBase`: candidates that build on the module itself
+// (framework rewrites, wrapped kernels) without naming the reference.
+Expected<std::string> renamed_problem_source(const std::string& problem_file);
+
+// backends/python/kevolve_kernel_glue.py, which generated ModelNew files inline to run kevolve kernels.
+Expected<std::string> kernel_glue_source();
 
 class PythonBackend : public Backend {
  public:

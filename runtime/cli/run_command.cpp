@@ -1,9 +1,5 @@
 #include "runtime/cli/run_command.hpp"
 
-#include <fstream>
-#include <regex>
-#include <sstream>
-
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +12,7 @@
 
 #include "actors/engine/engine.hpp"
 #include "knowledge/template_library.hpp"
+#include "runtime/cli/kernelbench_setup.hpp"
 #include "runtime/cli/problem_lookup.hpp"
 #include "runtime/cli/report_writer.hpp"
 #include "knowledge/hardware_profile.hpp"
@@ -112,9 +109,15 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   c.hardware = resolve_hardware(c.backend, c.hardware);
   auto spec = resolve_problem(c.problem, {});
   if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
+  const std::string device = c.backend;  // for a KernelBench-format problem: the language of template kernels
   if (spec->reference == "python" && (c.backend == "cpu" || c.backend == "cuda")) {  // a KernelBench-format problem
     c.backend = c.backend == "cuda" ? "python-cuda" : "python";
-    if (c.template_name.empty()) c.template_name = "rewrite";
+    if (!c.template_name.empty() && c.template_name != "rewrite") {
+      std::cerr << "kevolve run: " << config_path << ": search.template: '" << c.template_name
+                << "' (for a KernelBench-format problem: \"rewrite\" for framework rewrites only, or unset for rewrites and "
+                   "template kernels)\n";
+      return 2;
+    }
   }
   std::shared_ptr<Operator> op;
   if (c.op == "null") {
@@ -127,17 +130,17 @@ int run(const std::string& config_path, std::string out, const std::string& stor
     auto made = make_llm_operator(c, *spec);
     if (!made) { std::cerr << "kevolve run: " << config_path << ": " << made.error() << "\n"; return 2; }
     op = *made;
+  } else if (c.backend == "python" || c.backend == "python-cuda") {
+    // Framework rewrites of the problem's module and, where it computes one operator of a template family,
+    // that template's kernels wrapped as ModelNew.
+    auto s = kernelbench_operator(*spec, device, c.hardware, c.template_name.empty(), c.directed);
+    if (!s) { std::cerr << "kevolve run: " << config_path << ": " << s.error() << "\n"; return 2; }
+    std::cerr << "kevolve: " << spec->name << ": " << s->note << "\n";
+    op = s->op;
   } else {
-    const bool py = c.backend == "python" || c.backend == "python-cuda";
-    auto t = find_template(py ? "python" : c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name,
+    auto t = find_template(c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name,
                            default_knowledge_roots());
     if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
-    if (py) {  // the rewrites wrap the problem's own module, renamed so that no candidate names the reference
-      std::ifstream in(spec->file);
-      std::stringstream text;
-      text << in.rdbuf();
-      t->context["problem_source"] = std::regex_replace(text.str(), std::regex(R"(\bModel\b)"), "_KevolveBase");
-    }
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
     if (!hw) { std::cerr << "kevolve run: " << config_path << ": search.hardware: " << hw.error() << "\n"; return 2; }
     t->hardware = hw->numbers;

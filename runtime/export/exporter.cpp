@@ -1,6 +1,5 @@
 #include "runtime/export/exporter.hpp"
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -9,18 +8,12 @@
 #include <sstream>
 
 #include "backends/cuda/launch_spec.hpp"
+#include "runtime/expr.hpp"
 
 namespace kevolve {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
 
 // A shape/launch expression as C++ (int64 arithmetic; min/max through helpers that cannot clash).
 std::string cpp_expr(const std::string& e) {
@@ -55,7 +48,7 @@ Expected<std::string> bind_symbols(const ProblemSpec& spec, const std::function<
     for (size_t d = 0; d < in.shape.size(); ++d) {
       const std::string& e = in.shape[d];
       if (e == "*") continue;
-      if (is_identifier(e) && !bound.count(e)) {
+      if (is_symbol(e) && !bound.count(e)) {
         bind << "  const int64_t " << e << " = " << size(i, d) << ";\n";
         bound.insert(e);
       } else {

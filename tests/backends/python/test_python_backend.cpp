@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +142,114 @@ TEST_CASE("kevolve suite runs a folder of problems with the reference baseline a
   CHECK(out.find("- reference (the reference itself): 2 of 2 correct") != std::string::npos);
   CHECK(out.find("- kernel") == std::string::npos);  // no generated kernels among these candidates
   CHECK(fs::exists(dir / "table.md"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the family matcher finds which template family a problem computes, by behaviour", "[python][match]") {
+  if (no_torch_python()) return;
+  struct Case {
+    const char* file;
+    const char* family;
+    std::vector<std::string> inputs, params;
+  };
+  const std::vector<Case> cases = {
+      {"problems/kernelbench-format/4_softmax.py", "softmax_rows", {"arg:0"}, {}},
+      {"problems/kernelbench-format/5_layernorm.py", "layernorm_fwd", {"arg:0", "state:ln.weight", "state:ln.bias"}, {"attr:ln.eps"}},
+      {"problems/kernelbench-format/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
+      {"problems/kernelbench-format/1_relu.py", "", {}, {}},
+      {"problems/kernelbench-format/8_gelu_scale.py", "", {}, {}},  // gelu(x) * scale is not GELU alone
+      {"problems/kernelbench-format/9_linear_relu.py", "", {}, {}},
+  };
+  for (auto& c : cases) {
+    auto m = python::match_family(test::source_path(c.file));
+    INFO(c.file << ": " << (m ? m->how : m.error()));
+    REQUIRE(m);
+    CHECK(m->family == c.family);
+    CHECK(m->inputs == c.inputs);
+    CHECK(m->params == c.params);
+  }
+  auto m = python::match_family(test::source_path("problems/kernelbench-format/5_layernorm.py"));
+  REQUIRE(m);
+  CHECK(m->shape == std::vector<int64_t>{16, 512, 1024});
+  // A file that is no KernelBench problem: the error names it and what was expected.
+  const fs::path bad = fs::temp_directory_path() / ("kevolve-nomodel-" + std::to_string(getpid()) + ".py");
+  std::ofstream(bad) << "import torch\n\ndef get_inputs():\n    return [torch.randn(4)]\n";
+  auto broken = python::match_family(bad.string());
+  REQUIRE_FALSE(broken);
+  CHECK(broken.error().find(bad.string()) != std::string::npos);
+  CHECK(broken.error().find("defines Model, get_inputs and get_init_inputs; 'Model' is missing") != std::string::npos);
+  fs::remove(bad);
+}
+
+namespace {
+
+// The row of `problem` in a markdown table, split into its cells.
+std::vector<std::string> table_row(const std::string& table, const std::string& problem) {
+  const auto at = table.find("| " + problem + " |");
+  if (at == std::string::npos) return {};
+  std::istringstream line(table.substr(at + 2, table.find('\n', at) - at - 2));
+  std::vector<std::string> cells;
+  for (std::string cell; std::getline(line, cell, '|');) {
+    const auto a = cell.find_first_not_of(' '), b = cell.find_last_not_of(' ');
+    cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  }
+  return cells;
+}
+
+std::string run_kevolve(const std::string& args, int& status) {
+  FILE* p = popen((std::string(KEVOLVE_BIN_DIR) + "/kevolve " + args).c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  status = WEXITSTATUS(pclose(p));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kevolve suite --budget searches every problem and counts its best generated kernel apart from rewrites", "[python][suite]") {
+  if (no_torch_python()) return;
+  const fs::path dir = fs::temp_directory_path() / ("kevolve-suite-budget-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "problems");
+  for (auto* p : {"1_relu.py", "4_softmax.py"}) fs::copy(test::source_path("problems/kernelbench-format/") + p, dir / "problems" / p);
+  int st = 0;
+  const std::string out = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
+                                          (dir / "store").string() + " --out " + (dir / "table.md").string() + " 2>" + (dir / "log").string(),
+                                      st);
+  const std::string log = test::read_file((dir / "log").string());
+  INFO(out << "\n" << log);
+  REQUIRE(st == 0);
+  // 1_relu has no template family: framework rewrites only, and no kernel to count.
+  const auto relu = table_row(out, "1_relu");
+  REQUIRE(relu.size() == 11);
+  CHECK(relu[1] == "ok");                // the reference baseline
+  CHECK(relu[2] == "–");                 // no kernel family
+  CHECK(relu[4] == "no kernel family");
+  CHECK(relu[8] == "ok");                // its best rewrite
+  // 4_softmax: the softmax_rows template's kernels were proposed and the best one is correct.
+  const auto softmax = table_row(out, "4_softmax");
+  REQUIRE(softmax.size() == 11);
+  CHECK(softmax[1] == "ok");
+  CHECK(softmax[2] == "softmax_rows");
+  CHECK(softmax[3].find(" of ") != std::string::npos);
+  CHECK(softmax[3].rfind("0 of", 0) != 0);  // at least one kernel was correct
+  CHECK(softmax[4] == "ok");
+  CHECK(softmax[5].back() == 'x');        // its speedup over eager
+  CHECK(out.find("- correct: 1 of 2 problems (50 %)") != std::string::npos);
+  CHECK(out.find("- fast_1 (the best kernel is correct and faster than eager): ") != std::string::npos);
+  CHECK(out.find("Reference baseline (each problem's own Model): correct on 2 of 2 problems (100 %)") != std::string::npos);
+  CHECK(test::read_file((dir / "table.md").string()) == out);
+  CHECK(log.find("kevolve suite: 4_softmax: kernel family softmax_rows") != std::string::npos);  // progress on stderr
+  CHECK(log.find("kevolve suite: 4_softmax: search of 3 evaluations") != std::string::npos);
+  // Usage errors name what was expected.
+  fs::create_directories(dir / "empty");
+  const std::string empty = run_kevolve("suite " + (dir / "empty").string() + " --budget 2 2>&1", st);
+  CHECK(st == 2);
+  CHECK(empty.find("no .py problems in " + (dir / "empty").string() + " (expected files defining Model, get_inputs and get_init_inputs)") !=
+        std::string::npos);
+  run_kevolve("suite " + (dir / "problems").string() + " --budget 2 --candidates " + (dir / "empty").string() + " 2>&1", st);
+  CHECK(st != 0);  // --budget searches; --candidates evaluates given files: one or the other
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,130 @@
+// The offline operator of KernelBench-format problems with the real family matcher, templates and Python
+// evaluator (Debian's python3 with torch): for problems of a template family it proposes that template's
+// kernels wrapped as ModelNew, which the evaluator verifies and labels as kernels, beside framework rewrites;
+// a family matched wrongly gives kernels that fail verification.
+#include <catch2/catch.hpp>
+
+#include <iostream>
+
+#include "backends/python/python_backend.hpp"
+#include "knowledge/hardware_profile.hpp"
+#include "runtime/cli/kernelbench_setup.hpp"
+#include "runtime/operators/kernelbench_operator.hpp"
+#include "tests/backends/cpu/eval_helpers.hpp"
+#include "tests/runtime/operators/kernelbench_helpers.hpp"
+
+using namespace kevolve;
+
+namespace {
+
+EvalOptions quick() {
+  EvalOptions o = test::quick_options();
+  o.threads = 2;
+  o.call_timeout_s = 10;
+  return o;
+}
+
+bool no_torch_python() {
+  if (!python::torch_python().empty()) return false;
+  std::cout << "SKIPPED the KernelBench operator tests: no python3 with torch here\n";
+  return true;
+}
+
+ProblemSpec problem(const std::string& rel) { return python::kernelbench_problem(test::source_path(rel)); }
+
+}  // namespace
+
+TEST_CASE("template kernels wrapped as ModelNew are proposed for problems of a template family, verified, and labelled kernels",
+          "[python][kernelbench]") {
+  if (no_torch_python()) return;
+  static python::PythonBackend backend("cpu");
+  struct Case {
+    const char* file;
+    const char* family;
+    std::vector<std::string> inputs, params;
+  };
+  // A sample problem (its weight is a parameter, eps an attribute), and small fixtures written differently:
+  // layer norm spelled out in torch ops with its own parameter names and a literal eps; GELU through nn.GELU.
+  const std::vector<Case> cases = {
+      {"problems/kernelbench-format/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
+      {"tests/fixtures/kernelbench/layernorm_by_hand.py", "layernorm_fwd", {"arg:0", "state:gain", "state:shift"}, {"value:1e-06"}},
+      {"tests/fixtures/kernelbench/gelu_small.py", "gelu", {"arg:0"}, {}},
+  };
+  for (auto& c : cases) {
+    INFO(c.file);
+    const ProblemSpec spec = problem(c.file);
+    auto setup = cli::kernelbench_operator(spec, "cpu", resolve_hardware("cpu", "auto"), true, false);
+    REQUIRE(setup);
+    CHECK(setup->match.family == c.family);
+    CHECK(setup->match.inputs == c.inputs);
+    CHECK(setup->match.params == c.params);
+    REQUIRE(setup->op->has_kernels());
+    auto [seed, kernel] = test::seed_and_child(*setup->op);
+    CHECK(seed.params.at("impl") == "framework");
+    CHECK(kernel.params.at("impl") == "kernel");
+    CHECK(kernel.candidate.language == "python");
+    CHECK(kernel.candidate.source.find("class ModelNew(_KevolveBase)") != std::string::npos);  // the reference's state_dict
+    CHECK(kernel.candidate.source.find("class Model(") == std::string::npos);                 // never the reference itself
+    CHECK(kernel.candidate.provenance.find(std::string("templates/cpu/") + c.family) != std::string::npos);
+    const EvalResult r = backend.evaluate_source(spec, kernel.candidate, quick());
+    INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
+    CHECK(r.status == EvalStatus::ok);
+    CHECK(r.trials == 5);
+    CHECK(r.kind == "kernel");  // counted as a generated kernel, not a framework rewrite
+  }
+}
+
+TEST_CASE("a problem of no template family gets framework rewrites only", "[python][kernelbench]") {
+  if (no_torch_python()) return;
+  const ProblemSpec spec = problem("problems/kernelbench-format/8_gelu_scale.py");  // gelu(x) * scale: not GELU alone
+  auto setup = cli::kernelbench_operator(spec, "cpu", resolve_hardware("cpu", "auto"), true, false);
+  REQUIRE(setup);
+  CHECK(setup->match.family.empty());
+  CHECK(setup->note.find("framework rewrites only") != std::string::npos);
+  CHECK_FALSE(setup->op->has_kernels());
+  auto [seed, child] = test::seed_and_child(*setup->op);
+  CHECK(child.params.at("impl") == "framework");
+}
+
+TEST_CASE("a wrongly matched family gives kernels that fail verification", "[python][kernelbench]") {
+  if (no_torch_python()) return;
+  // A ReLU problem whose marker names the softmax family: the marker is taken at its word.
+  const ProblemSpec spec = problem("tests/fixtures/kernelbench/relu_marked_softmax.py");
+  auto setup = cli::kernelbench_operator(spec, "cpu", resolve_hardware("cpu", "auto"), true, false);
+  REQUIRE(setup);
+  CHECK(setup->match.family == "softmax_rows");
+  CHECK(setup->match.how.find("marker") != std::string::npos);
+  auto [seed, kernel] = test::seed_and_child(*setup->op);
+  REQUIRE(kernel.params.at("impl") == "kernel");
+  static python::PythonBackend backend("cpu");
+  const EvalResult r = backend.evaluate_source(spec, kernel.candidate, quick());
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::incorrect);
+  CHECK(r.reason == "mismatch");
+}
+
+TEST_CASE("a match that does not fit the family's kernel is refused when wrapping, naming what was expected", "[kernelbench]") {
+  KernelWrap w;
+  auto found = find_problem("layernorm_fwd", default_problem_roots());
+  REQUIRE(found);
+  auto core = load_problem(*found);
+  REQUIRE(core);
+  w.core = *core;
+  w.backend = "cpu";
+  w.match.family = "layernorm_fwd";
+  w.match.inputs = {"arg:0"};  // the kernel also takes weight and bias
+  w.match.params = {"default"};
+  auto r = wrap_kernel_as_model_new(w, "// kernel\n", "test");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("layernorm_fwd takes 3 inputs, the family match gives 1") != std::string::npos);
+  w.match.inputs = {"arg:0", "state:ln.weight", "bias"};
+  r = wrap_kernel_as_model_new(w, "// kernel\n", "test");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().find("comes from 'bias' (expected arg:I or state:NAME)") != std::string::npos);
+  w.match.inputs = {"arg:0", "state:ln.weight", "state:ln.bias"};
+  r = wrap_kernel_as_model_new(w, "// kernel\n", "test");
+  REQUIRE(r);
+  CHECK(r->find("_KV_INPUTS = [(\"arg\", 0, [\"T\", \"H\"]), (\"state\", \"ln.weight\", [\"H\"]), (\"state\", \"ln.bias\", [\"H\"])]") !=
+        std::string::npos);
+  CHECK(r->find("_KV_PARAMS = [(\"value\", 1.0000000000000001e-05)]") != std::string::npos);  // the core problem's default eps
+}
