@@ -93,9 +93,9 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     Reader r(root, path);
     for (auto&& [k, v] : root) {
       (void)v;
-      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null", "llm"};
+      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null", "llm", "cluster"};
       if (!top.count(std::string(k.str())))
-        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm or null)");
+        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm, cluster or null)");
     }
     auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers", "devices",
                                 "retime_top", "retime_min_time"});
@@ -195,6 +195,20 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     auto n = r.table("null", {"delay_ms", "ledger"});
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);
     r.get(n, "null", "ledger", c.null_ledger);
+
+    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca"});
+    r.get(cl, "cluster", "listen", c.cluster.listen);
+    if (auto colon = c.cluster.listen.rfind(':'); colon == std::string::npos || colon == 0 ||
+                                                   c.cluster.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+                                                   colon + 1 == c.cluster.listen.size() || std::stol(c.cluster.listen.substr(colon + 1)) > 65535)
+      r.fail("cluster.listen", "'" + c.cluster.listen + "' (expected HOST:PORT, e.g. \"127.0.0.1:7411\"; port 0 picks a free one)");
+    r.get(cl, "cluster", "secret_env", c.cluster.secret_env);
+    r.get(cl, "cluster", "eval_timeout", c.cluster.eval_timeout_s, 1, 1e6);
+    r.get(cl, "cluster", "heartbeat", c.cluster.heartbeat_s, 0.05, 600);
+    for (const char* k : {"tls_cert", "tls_key", "tls_ca"})
+      if (cl && cl->contains(k))
+        r.fail(std::string("cluster.") + k, "TLS for the cluster protocol is not supported by this build yet (keep the node on loopback "
+                                           "or a private network; the shared secret still guards every handle)");
 
     if (c.search_id.empty()) {
       std::string p = c.problem;

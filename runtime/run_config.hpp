@@ -36,6 +36,13 @@ struct RunConfig {
   int retime_top = 3;               // re-time this many best candidates for the report
   double retime_min_time = 1.0;     // seconds of timing per side when re-timing
   EvalOptions eval;
+  // `kevolve node` only: where evaluators and consoles connect, and how they prove the shared secret.
+  struct Cluster {
+    std::string listen = "127.0.0.1:7411";           // HOST:PORT (loopback unless configured)
+    std::string secret_env = "KEVOLVE_CLUSTER_SECRET";  // the variable that holds the shared secret
+    double eval_timeout_s = 900;                      // a remote evaluation without an answer by then is re-queued
+    double heartbeat_s = 1;                           // connection heartbeats (a cut is noticed after 5 missed)
+  } cluster;
   // null backend only
   double null_delay_ms = 0;         // simulated evaluation time
   std::string null_ledger;          // append "search node" per finished evaluation (crash tests)

@@ -1,6 +1,10 @@
 #include "actors/device/device_registry.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <fcntl.h>
 #include <map>
@@ -50,6 +54,25 @@ EvalResult null_eval(DeviceState& st, const EvalJob& job) {
   return r;
 }
 
+// Writes the job's files into a fresh folder and points `b` there (artifact and dir). Returns the folder.
+Expected<std::string> unpack(const EvalJob& job, BuiltCandidate& b) {
+  using R = Expected<std::string>;
+  std::string dir = (std::filesystem::temp_directory_path() / "kevolve-remote-XXXXXX").string();
+  if (!mkdtemp(dir.data())) return R::failure(std::string("mkdtemp: ") + std::strerror(errno));
+  for (auto& [name, data] : job.files) {
+    if (name.find('/') != std::string::npos || name == "." || name == "..") return R::failure("bad file name '" + name + "'");
+    std::ofstream f(dir + "/" + name, std::ios::binary);
+    f << data;
+    if (!f) return R::failure("writing " + dir + "/" + name);
+  }
+  b.dir = dir;
+  if (!b.build.artifact.empty()) {
+    std::filesystem::path a(b.build.artifact);
+    if (job.files.count(a.filename().string())) b.build.artifact = dir + "/" + a.filename().string();
+  }
+  return R(dir);
+}
+
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
   if (setup.backend != "null") self->state.backend = make_backend(setup.backend);
@@ -77,7 +100,20 @@ device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> s
         b.build = job.build.build;
         b.dir = job.build.dir;
         b.entry = job.build.entry;
-        return st.backend->evaluate(it->second, b, job.options);
+        if (job.files.empty()) return st.backend->evaluate(it->second, b, job.options);
+        // Built on another node: evaluate from a private copy of the build folder.
+        auto local = unpack(job, b);
+        if (!local) {
+          EvalResult r;
+          r.status = EvalStatus::harness_error;
+          r.reason = "device";
+          r.message = "could not write the candidate's files on this evaluator: " + local.error();
+          return r;
+        }
+        EvalResult r = st.backend->evaluate(it->second, b, job.options);
+        std::error_code ec;
+        std::filesystem::remove_all(*local, ec);
+        return r;
       },
   };
 }
@@ -109,6 +145,10 @@ device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryStat
 }
 
 }  // namespace
+
+device_actor spawn_device(caf::actor_system& sys, const DeviceSetup& setup) {
+  return setup.backend != "null" || setup.null_delay_ms > 0 ? sys.spawn<caf::detached>(device, setup) : sys.spawn(device, setup);
+}
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup) {
   return sys.spawn(registry, setup);

@@ -17,6 +17,10 @@ struct DeviceSetup {
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup);
 
+// One device actor on its own thread (an evaluator node spawns these and registers them remotely).
+// A job that carries its build files (EvalJob::files) is evaluated from a private copy of them.
+device_actor spawn_device(caf::actor_system& sys, const DeviceSetup& setup);
+
 // The synthetic fitness the null device gives a parameter set (deterministic, in [0.5, 4.5)).
 double null_fitness(const Params& p);
 

@@ -3,7 +3,11 @@
 #include <iostream>
 #include <thread>
 
+#include <caf/io/all.hpp>
+
 #include "actors/build/build_farm.hpp"
+#include "actors/cluster/cluster_registry.hpp"
+#include "actors/cluster/gatekeeper.hpp"
 #include "actors/device/device_registry.hpp"
 #include "actors/deep_search/deep_search_actor.hpp"
 #include "actors/memory/memory_actor.hpp"
@@ -14,6 +18,13 @@
 #include "runtime/records_codec.hpp"
 
 namespace kevolve {
+
+void configure_network(caf::actor_system_config& cfg, double heartbeat_s) {
+  cfg.load<caf::io::middleman>();
+  const auto hb = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(heartbeat_s));
+  cfg.set("middleman.heartbeat-interval", hb);
+  cfg.set("middleman.connection-timeout", hb * 5);
+}
 
 Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& spec, std::shared_ptr<Operator> op,
                                   const EngineOptions& options) {
@@ -86,6 +97,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
   cfg.set("scheduler.max-threads", static_cast<size_t>(std::max(2u, std::thread::hardware_concurrency())));
+  if (options.cluster) configure_network(cfg, options.cluster->heartbeat_s);
   caf::actor_system sys{cfg};
 
   const std::string checkpoints = config.store + ".checkpoints";
@@ -98,7 +110,24 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   const int build_workers = config.build_workers > 0 ? config.build_workers
                                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto builds = spawn_build_farm(sys, build_workers, config.backend != "null");
-  auto devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger});
+  device_actor devices;
+  cluster_registry_actor cluster;
+  gatekeeper_actor gate;
+  if (options.cluster) {
+    cluster = spawn_cluster_registry(sys, {store, options.cluster->eval_timeout_s});
+    devices = caf::actor_cast<device_actor>(cluster);
+    gate = spawn_gatekeeper(sys, options.cluster->secret, caf::actor_cast<caf::actor>(cluster));
+    auto port = sys.middleman().publish(gate, options.cluster->port, options.cluster->host.c_str(), true);
+    if (!port) {
+      for (auto h : {caf::actor_cast<caf::actor>(cluster), caf::actor_cast<caf::actor>(gate), caf::actor_cast<caf::actor>(op_hdl),
+                     caf::actor_cast<caf::actor>(builds), caf::actor_cast<caf::actor>(store_hdl), caf::actor_cast<caf::actor>(deep)})
+        if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+      return R::failure("cannot listen on " + options.cluster->host + ":" + std::to_string(options.cluster->port) + ": " + sys.render(port.error()));
+    }
+    if (options.cluster->on_listening) options.cluster->on_listening(*port);
+  } else {
+    devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger});
+  }
   wire::Writer w;
   encode(w, spec);
   caf::anon_send(devices, atoms::spec_atom::value, config.problem, std::string(w.bytes().begin(), w.bytes().end()));
@@ -110,6 +139,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     setup.memory = spawn_memory_actor(sys, {spec, config.backend, lessons, store_hdl, store});
   auto memory_hdl = setup.memory;
   auto search = spawn_search_actor(sys, std::move(setup));
+  if (cluster) caf::anon_send(cluster, atoms::start_atom::value, caf::actor_cast<caf::actor>(search));
 
   SearchStatus last;
   bool interrupted = false;
@@ -137,7 +167,8 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
           .receive([](bool) {}, [&](caf::error& e) { std::cerr << "kevolve: memory: not saved: " << sys.render(e) << "\n"; });
     // Shut down: the store actor flushes what it holds when it exits.
     for (auto h : {caf::actor_cast<caf::actor>(search), caf::actor_cast<caf::actor>(op_hdl), caf::actor_cast<caf::actor>(builds),
-                   caf::actor_cast<caf::actor>(devices), caf::actor_cast<caf::actor>(memory_hdl), caf::actor_cast<caf::actor>(deep)})
+                   caf::actor_cast<caf::actor>(devices), caf::actor_cast<caf::actor>(memory_hdl), caf::actor_cast<caf::actor>(deep),
+                   caf::actor_cast<caf::actor>(gate)})
       if (h) self->send_exit(h, caf::exit_reason::user_shutdown);
     self->send_exit(store_hdl, caf::exit_reason::user_shutdown);
   }

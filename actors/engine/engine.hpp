@@ -3,6 +3,7 @@
 // search finishes, and shuts everything down. The only place that creates a caf::actor_system.
 #pragma once
 #include <atomic>
+#include <caf/fwd.hpp>
 #include <functional>
 #include <memory>
 
@@ -13,11 +14,26 @@
 
 namespace kevolve {
 
+// `kevolve node`: the search's devices are evaluators in other processes that join over the network.
+struct ClusterOptions {
+  std::string host = "127.0.0.1";  // where the gatekeeper listens
+  uint16_t port = 0;               // 0: any free port (see on_listening)
+  std::string secret;              // the shared secret evaluators and consoles prove
+  double eval_timeout_s = 900;     // a remote evaluation without an answer by then is re-queued
+  double heartbeat_s = 1;          // connection heartbeats, so a silent cut is noticed
+  std::function<void(uint16_t port)> on_listening;
+};
+
 struct EngineOptions {
   std::function<void(const SearchStatus&)> progress;  // called about twice a second
   const std::atomic<bool>* interrupted = nullptr;     // set by a signal handler: shut down now (resumable)
   std::atomic<bool>* checkpoint_now = nullptr;        // set by a signal handler: take a checkpoint now
+  const ClusterOptions* cluster = nullptr;            // set: publish a gatekeeper, devices join remotely
 };
+
+// Loads CAF's middleman into `cfg` with heartbeats every `heartbeat_s` and a connection considered lost
+// after five missed ones (for every process of a cluster: node, evaluator, console).
+void configure_network(caf::actor_system_config& cfg, double heartbeat_s);
 
 // Runs (or resumes) the search of `config` to its end. Returns the final status, or an error (store
 // busy, spec mismatch with the stored search, ...). `op` makes the children.

@@ -1,6 +1,7 @@
 // Message structs that travel between actors (and, later, between nodes of a cluster). Records from
 // runtime/ and storage/ are reused as they are; what is here only bundles them per request.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,21 @@ struct EvalJob {
   Params params;        // the node's parameters (for logs, and the null backend's synthetic fitness)
   BuildOutcome build;
   EvalOptions options;
+  // Set when the job goes to an evaluator on another node: the files of build.dir by name. The
+  // evaluator writes them into a folder of its own and evaluates from there.
+  std::map<std::string, std::string> files;
+};
+
+// evaluator -> coordinator, once per device: what it is and where it runs (stored with each evaluation
+// it makes, so a figure always says where it was measured).
+struct DeviceInfo {
+  std::string host;      // the evaluator's host name
+  int64_t pid = 0;       // the evaluator process
+  int index = 0;         // device index within the evaluator
+  std::string backend;   // cpu | cuda | null
+  std::string name;      // e.g. "NVIDIA H200 (sm_90)" or the CPU model
+  std::string arch;      // sm_90, x86-64-v3, ...
+  std::string fingerprint;  // device, driver, compiler versions in one line
 };
 
 // search -> whoever asks: where the search stands.

@@ -66,7 +66,10 @@ template <class F> typename F::result_type inspect(F& f, BuildOutcome& x) {
   return f(caf::meta::type_name("BuildOutcome"), x.decided, x.verdict, x.build, x.dir, x.entry);
 }
 template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
-  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options);
+  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options, x.files);
+}
+template <class F> typename F::result_type inspect(F& f, DeviceInfo& x) {
+  return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint);
 }
 template <class F> typename F::result_type inspect(F& f, KbQuery& x) {
   return f(caf::meta::type_name("KbQuery"), x.text, x.hardware, x.problem, x.limit);
@@ -102,6 +105,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(kevolve, (kevolve::KbQuery))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::KbHit))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeState))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::DeviceInfo))
+  CAF_ADD_TYPE_ID(kevolve, (std::vector<std::string>))
   CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, build_atom, "build")
@@ -117,4 +122,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_ATOM(kevolve, kevolve::atoms, tick_atom, "tick")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, spec_atom, "spec")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, kb_atom, "kb")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, register_atom, "register")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, console_atom, "console")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, hello_atom, "hello")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, prove_atom, "prove")
 CAF_END_TYPE_ID_BLOCK(kevolve)

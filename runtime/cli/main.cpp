@@ -7,7 +7,8 @@
 #include "runtime/cli/export_command.hpp"
 #include "runtime/cli/suite_command.hpp"
 #include "runtime/cli/kb_command.hpp"
-#include "runtime/cli/node_command.hpp"
+#include "runtime/cli/inspect_command.hpp"
+#include "runtime/cli/cluster_command.hpp"
 #include "runtime/cli/problems_command.hpp"
 #include "runtime/cli/run_command.hpp"
 
@@ -21,7 +22,8 @@ int main(int argc, char** argv) {
   kevolve::cli::add_report_command(app, exit_code);
   kevolve::cli::add_bench_command(app, exit_code);
   kevolve::cli::add_kb_command(app, exit_code);
-  kevolve::cli::add_node_command(app, exit_code);
+  kevolve::cli::add_inspect_command(app, exit_code);
+  kevolve::cli::add_cluster_commands(app, exit_code);
   kevolve::cli::add_export_command(app, exit_code);
   kevolve::cli::add_suite_command(app, exit_code);
   try {

@@ -101,7 +101,7 @@ int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) 
   return 0;
 }
 
-int run(const std::string& config_path, std::string out, const std::string& store_override) {
+int run(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
   auto cfg = load_run_config(config_path);
   if (!cfg) { std::cerr << "kevolve run: " << cfg.error() << "\n"; return 2; }
   RunConfig c = *cfg;
@@ -157,6 +157,7 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   EngineOptions eo;
   eo.interrupted = &g_interrupted;
   eo.checkpoint_now = &g_checkpoint;
+  eo.cluster = cluster;
   eo.progress = [&](const SearchStatus& s) {
     const auto now = std::chrono::steady_clock::now();
     if (!tty && now - last_print < std::chrono::seconds(5) && !s.finished) return;
@@ -184,6 +185,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
 
 }  // namespace
 
+int run_config(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
+  return run(config_path, std::move(out), store_override, cluster);
+}
+
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Run (or resume) a kernel search described by a TOML config");
   auto config = std::make_shared<std::string>();
@@ -195,7 +200,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->footer("Interrupted or killed, the same command resumes the search from its store: scored candidates are kept, "
               "candidates in flight are evaluated again. `kill -USR1 <pid>` takes a store checkpoint now "
               "(into <store>.checkpoints/; the two newest are kept).");
-  cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store); });
+  cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store, nullptr); });
 }
 
 void add_report_command(CLI::App& app, int& exit_code) {

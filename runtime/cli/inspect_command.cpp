@@ -1,4 +1,4 @@
-#include "runtime/cli/node_command.hpp"
+#include "runtime/cli/inspect_command.hpp"
 
 #include <iostream>
 
@@ -7,8 +7,8 @@
 
 namespace kevolve::cli {
 
-void add_node_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("node", "Show one node of a stored search: its record and artifacts (prompt, reply, source, report...)");
+void add_inspect_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("inspect", "Show one node of a stored search: its record and artifacts (prompt, reply, source, report...)");
   auto config = std::make_shared<std::string>();
   auto id = std::make_shared<uint64_t>(0);
   auto artifact = std::make_shared<std::string>();
@@ -19,17 +19,17 @@ void add_node_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--store", *store_path, "Store folder (overrides [store] path)");
   cmd->callback([=, &exit_code] {
     auto cfg = load_run_config(*config);
-    if (!cfg) { std::cerr << "kevolve node: " << cfg.error() << "\n"; exit_code = 2; return; }
+    if (!cfg) { std::cerr << "kevolve inspect: " << cfg.error() << "\n"; exit_code = 2; return; }
     auto store = Store::open(store_path->empty() ? cfg->store : *store_path, true);
-    if (!store) { std::cerr << "kevolve node: " << store.error() << "\n"; exit_code = 2; return; }
+    if (!store) { std::cerr << "kevolve inspect: " << store.error() << "\n"; exit_code = 2; return; }
     const NodeRecord* n = nullptr;
     auto nodes = (*store)->nodes(cfg->search_id);
     for (auto& x : nodes)
       if (x.id == *id) n = &x;
-    if (!n) { std::cerr << "kevolve node: search '" << cfg->search_id << "' has no node " << *id << "\n"; exit_code = 2; return; }
+    if (!n) { std::cerr << "kevolve inspect: search '" << cfg->search_id << "' has no node " << *id << "\n"; exit_code = 2; return; }
     if (!artifact->empty()) {
       auto a = (*store)->artifact(cfg->search_id, *id, *artifact);
-      if (!a) { std::cerr << "kevolve node: " << a.error() << "\n"; exit_code = 2; return; }
+      if (!a) { std::cerr << "kevolve inspect: " << a.error() << "\n"; exit_code = 2; return; }
       std::cout << *a;
       exit_code = 0;
       return;

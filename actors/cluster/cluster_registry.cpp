@@ -1,0 +1,242 @@
+#include "actors/cluster/cluster_registry.hpp"
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "actors/cluster/console_service.hpp"
+
+namespace kevolve {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Pending {
+  EvalJob job;
+  caf::typed_response_promise<EvalResult> promise;
+  int attempts = 0;
+};
+
+struct Device {
+  caf::actor hdl;
+  DeviceInfo info;
+  bool alive = true;
+  uint64_t token = 0;  // the dispatch in flight on this device (0: idle)
+  Pending inflight;
+  Clock::time_point joined = Clock::now(), started;
+  int64_t evaluated = 0;
+  double busy_s = 0, busy_while_queued_s = 0, queued_s = 0;
+  Clock::time_point last_account = Clock::now();
+};
+
+struct RegistryState {
+  ClusterRegistrySetup setup;
+  std::vector<Device> devices;
+  std::deque<Pending> queue;
+  std::map<std::string, std::string> specs;  // problem -> encoded spec, sent to every device that joins
+  caf::actor search;
+  SearchStatus last_status;
+  uint64_t next_token = 1;
+  int64_t dispatched = 0, requeued = 0;
+  Clock::time_point started = Clock::now();
+  static inline const char* name = "cluster-registry";
+};
+
+using Self = cluster_registry_actor::stateful_pointer<RegistryState>;
+
+// Utilisation bookkeeping: time each device spent busy, and busy while work was waiting in the queue.
+void account(RegistryState& st) {
+  const auto now = Clock::now();
+  for (auto& d : st.devices) {
+    const double dt = std::chrono::duration<double>(now - d.last_account).count();
+    d.last_account = now;
+    if (!d.alive) continue;
+    const bool busy = d.token != 0;
+    if (busy) d.busy_s += dt;
+    if (!st.queue.empty() || busy) {  // work was there for this device to do
+      d.queued_s += dt;
+      if (busy) d.busy_while_queued_s += dt;
+    }
+  }
+}
+
+// The build folder's files, for an evaluator that may not share this file system.
+void pack_files(EvalJob& job) {
+  std::error_code ec;
+  if (job.build.dir.empty() || !fs::is_directory(job.build.dir, ec)) return;
+  for (auto& e : fs::directory_iterator(job.build.dir, ec)) {
+    if (!e.is_regular_file() || e.file_size() > (64u << 20)) continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    job.files[e.path().filename().string()] = s.str();
+  }
+}
+
+void dispatch(Self self);
+
+void requeue(Self self, Device& d, const std::string& why) {
+  auto& st = self->state;
+  if (d.token == 0) return;
+  d.token = 0;
+  Pending p = std::move(d.inflight);
+  ++p.attempts;
+  ++st.requeued;
+  std::cerr << "kevolve node: re-queued " << p.job.search << " node " << p.job.node << " from " << d.info.host
+            << ":" << d.info.pid << "/" << d.info.index << " (" << why << ")\n";
+  if (p.attempts >= self->state.setup.max_attempts) {
+    EvalResult r;
+    r.status = EvalStatus::harness_error;
+    r.reason = "device";
+    r.message = "no evaluator finished this candidate in " + std::to_string(p.attempts) + " attempts (last: " + why + ")";
+    p.promise.deliver(std::move(r));
+    return;
+  }
+  st.queue.push_front(std::move(p));
+}
+
+void finish(Self self, size_t i, uint64_t token, EvalResult r) {
+  auto& st = self->state;
+  account(st);
+  Device& d = st.devices[i];
+  if (d.token != token) return;  // already re-queued (the device died or timed out meanwhile)
+  d.token = 0;
+  ++d.evaluated;
+  r.profile = "evaluated on " + d.info.host + " (evaluator pid " + std::to_string(d.info.pid) + ", device " + std::to_string(d.info.index) +
+              ": " + d.info.name + "; " + d.info.fingerprint + ")\n" + r.profile;
+  d.inflight.promise.deliver(std::move(r));
+  dispatch(self);
+}
+
+void dispatch(Self self) {
+  auto& st = self->state;
+  account(st);
+  for (auto it = st.queue.begin(); it != st.queue.end();) {
+    size_t pick = st.devices.size();
+    for (size_t i = 0; i < st.devices.size(); ++i) {
+      const Device& d = st.devices[i];
+      if (d.alive && d.token == 0 && d.info.backend == it->job.backend) { pick = i; break; }
+    }
+    if (pick == st.devices.size()) { ++it; continue; }
+    Device& d = st.devices[pick];
+    d.inflight = std::move(*it);
+    it = st.queue.erase(it);
+    if (d.inflight.job.files.empty()) pack_files(d.inflight.job);
+    const uint64_t token = st.next_token++;
+    d.token = token;
+    d.started = Clock::now();
+    ++st.dispatched;
+    self->request(d.hdl, std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.setup.eval_timeout_s)),
+                  atoms::eval_atom::value, d.inflight.job)
+        .then([self, pick, token](EvalResult& r) { finish(self, pick, token, std::move(r)); },
+              [self, pick, token](caf::error& e) {
+                auto& s = self->state;
+                account(s);
+                Device& dev = s.devices[pick];
+                if (dev.token != token) return;
+                dev.alive = false;  // timed out or unreachable: no more work for it
+                requeue(self, dev, "no answer: " + self->system().render(e));
+                dispatch(self);
+              });
+  }
+}
+
+cluster::ClusterView view(Self self) {
+  auto& st = self->state;
+  account(st);
+  cluster::ClusterView v;
+  v.store = st.setup.store;
+  if (!st.last_status.search.empty()) v.live.push_back(st.last_status);
+  for (auto& d : st.devices) {
+    cluster::DeviceRow r;
+    r.info = d.info;
+    r.alive = d.alive;
+    r.busy = d.token != 0;
+    if (r.busy) r.current = d.inflight.job.search + " node " + std::to_string(d.inflight.job.node);
+    r.evaluated = d.evaluated;
+    r.busy_s = d.busy_s;
+    r.joined_s = since(d.joined);
+    r.busy_while_queued_s = d.busy_while_queued_s;
+    r.queued_s = d.queued_s;
+    v.devices.push_back(r);
+  }
+  v.queued = static_cast<int64_t>(st.queue.size());
+  v.dispatched = st.dispatched;
+  v.requeued = st.requeued;
+  v.uptime_s = since(st.started);
+  return v;
+}
+
+cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup setup) {
+  self->state.setup = std::move(setup);
+  self->set_down_handler([self](caf::down_msg& m) {
+    auto& st = self->state;
+    account(st);
+    for (auto& d : st.devices)
+      if (d.alive && d.hdl.address() == m.source) {
+        d.alive = false;
+        std::cerr << "kevolve node: device " << d.info.host << ":" << d.info.pid << "/" << d.info.index << " left ("
+                  << self->system().render(m.reason) << ")\n";
+        requeue(self, d, "its evaluator went away");
+      }
+    dispatch(self);
+  });
+  // The live search's status, for the console (the search answers within its own loop).
+  self->delayed_send(self, std::chrono::seconds(1), atoms::tick_atom::value);
+  return {
+      [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
+        self->state.specs[problem] = blob;
+        for (auto& d : self->state.devices)
+          if (d.alive) caf::anon_send(d.hdl, atoms::spec_atom::value, problem, blob);
+      },
+      [self](atoms::eval_atom, EvalJob& job) -> caf::typed_response_promise<EvalResult> {
+        Pending p{std::move(job), self->make_response_promise<EvalResult>(), 0};
+        auto rp = p.promise;
+        self->state.queue.push_back(std::move(p));
+        dispatch(self);
+        return rp;
+      },
+      [self](atoms::register_atom, const DeviceInfo& info, const caf::actor& hdl) -> std::string {
+        if (!hdl) return "no device handle";
+        if (info.backend != "cpu" && info.backend != "cuda" && info.backend != "null" && info.backend != "python" && info.backend != "python-cuda")
+          return "backend '" + info.backend + "' (expected cpu, cuda, python, python-cuda or null)";
+        auto& st = self->state;
+        account(st);
+        Device d;
+        d.hdl = hdl;
+        d.info = info;
+        self->monitor(hdl);
+        for (auto& [problem, blob] : st.specs) caf::anon_send(hdl, atoms::spec_atom::value, problem, blob);
+        st.devices.push_back(std::move(d));
+        std::cerr << "kevolve node: device " << info.host << ":" << info.pid << "/" << info.index << " joined (" << info.backend << ", "
+                  << info.name << ")\n";
+        dispatch(self);
+        return {};
+      },
+      [self](atoms::console_atom, const std::vector<std::string>& words) -> std::string {
+        return cluster::console_command(words, view(self));
+      },
+      [self](atoms::start_atom, const caf::actor& search) { self->state.search = search; },
+      [self](atoms::tick_atom) {
+        self->delayed_send(self, std::chrono::seconds(1), atoms::tick_atom::value);
+        if (!self->state.search) return;
+        self->request(self->state.search, std::chrono::seconds(5), atoms::status_atom::value)
+            .then([self](SearchStatus& s) { self->state.last_status = std::move(s); }, [](caf::error&) {});
+      },
+  };
+}
+
+}  // namespace
+
+cluster_registry_actor spawn_cluster_registry(caf::actor_system& sys, ClusterRegistrySetup setup) {
+  return sys.spawn(registry, std::move(setup));
+}
+
+}  // namespace kevolve

@@ -1,0 +1,246 @@
+#include "actors/cluster/console_service.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "runtime/json.hpp"
+
+namespace kevolve::cluster {
+namespace {
+
+using json::number;
+using json::quote;
+
+bool has_flag(const std::vector<std::string>& w, const std::string& f) { return std::find(w.begin(), w.end(), f) != w.end(); }
+
+std::vector<std::string> positional(const std::vector<std::string>& w) {
+  std::vector<std::string> p;
+  for (size_t i = 1; i < w.size(); ++i) {
+    if (w[i] == "--depth") { ++i; continue; }
+    if (w[i].rfind("--", 0) != 0) p.push_back(w[i]);
+  }
+  return p;
+}
+
+std::string fmt(double v, int digits = 3) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+struct Counts {
+  int64_t evaluated = 0, correct = 0, failed = 0, in_flight = 0;
+  uint64_t best = 0;
+  double best_fitness = 0;
+};
+
+Counts count(const std::vector<NodeRecord>& nodes) {
+  Counts c;
+  for (auto& n : nodes) {
+    if (!n.scored()) { ++c.in_flight; continue; }
+    ++c.evaluated;
+    if (n.correct()) ++c.correct; else ++c.failed;
+    if (n.correct() && n.fitness > c.best_fitness) { c.best_fitness = n.fitness; c.best = n.id; }
+  }
+  return c;
+}
+
+const SearchStatus* live_status(const ClusterView& v, const std::string& id) {
+  for (auto& s : v.live)
+    if (s.search == id) return &s;
+  return nullptr;
+}
+
+std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
+  const bool js = has_flag(w, "--json");
+  std::ostringstream o;
+  if (js) o << "[";
+  bool first = true;
+  for (auto& r : v.store->searches()) {
+    const Counts c = count(v.store->nodes(r.id));
+    const SearchStatus* l = live_status(v, r.id);
+    const std::string state = r.finished ? "finished" : l ? "running" : "stopped";
+    if (js) {
+      o << (first ? "" : ",") << "{\"id\":" << quote(r.id) << ",\"problem\":" << quote(r.problem) << ",\"strategy\":" << quote(r.strategy)
+        << ",\"state\":" << quote(state) << ",\"evaluated\":" << c.evaluated << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed
+        << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << c.best << ",\"best_fitness\":" << number(c.best_fitness)
+        << ",\"rate\":" << number(l ? l->rate : 0) << "}";
+    } else {
+      o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct << ", failed " << c.failed
+        << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node " << c.best << ")"
+        << (l ? "  " + fmt(l->rate, 2) + "/s" : std::string()) << "\n";
+    }
+    first = false;
+  }
+  if (js) o << "]\n";
+  else if (first) o << "no searches in this node's store\n";
+  return o.str();
+}
+
+std::string show(const std::vector<std::string>& w, const ClusterView& v) {
+  auto p = positional(w);
+  if (p.size() != 1) return "error: usage: show SEARCH [--json]\n";
+  auto r = v.store->search(p[0]);
+  if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
+  const auto nodes = v.store->nodes(p[0]);
+  const Counts c = count(nodes);
+  std::map<std::string, int64_t> by_status;
+  for (auto& n : nodes)
+    if (n.scored()) ++by_status[status_name(n.status)];
+  std::ostringstream o;
+  if (has_flag(w, "--json")) {
+    o << "{\"id\":" << quote(r->id) << ",\"problem\":" << quote(r->problem) << ",\"strategy\":" << quote(r->strategy)
+      << ",\"finished\":" << (r->finished ? "true" : "false") << ",\"stop_reason\":" << quote(r->stop_reason) << ",\"evaluated\":" << c.evaluated
+      << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << c.best
+      << ",\"best_fitness\":" << number(c.best_fitness) << ",\"by_status\":{";
+    bool first = true;
+    for (auto& [k, n] : by_status) { o << (first ? "" : ",") << quote(k) << ":" << n; first = false; }
+    o << "}}\n";
+    return o.str();
+  }
+  o << "search " << r->id << " on " << r->problem << " (" << r->strategy << ")" << (r->finished ? ", finished: " + r->stop_reason : "") << "\n"
+    << "evaluated " << c.evaluated << ", correct " << c.correct << ", failed " << c.failed << ", in flight " << c.in_flight << "\n";
+  for (auto& [k, n] : by_status) o << "  " << k << ": " << n << "\n";
+  if (c.best) o << "best: node " << c.best << ", " << fmt(c.best_fitness) << "x\n";
+  return o.str();
+}
+
+std::string best(const std::vector<std::string>& w, const ClusterView& v) {
+  auto p = positional(w);
+  if (p.size() != 1) return "error: usage: best SEARCH\n";
+  if (!v.store->search(p[0])) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
+  const auto nodes = v.store->nodes(p[0]);
+  const Counts c = count(nodes);
+  if (!c.best) return "search " + p[0] + " has no correct kernel yet\n";
+  std::ostringstream o;
+  for (auto& n : nodes)
+    if (n.id == c.best)
+      o << "best of " << p[0] << ": node " << n.id << ", " << fmt(n.fitness) << "x (candidate " << fmt(n.candidate_ms, 4) << " ms vs reference "
+        << fmt(n.reference_ms, 4) << " ms)\n" << n.message << "\n";
+  if (auto src = v.store->artifact(p[0], c.best, "source")) o << "===== source =====\n" << *src << "\n";
+  return o.str();
+}
+
+std::string node(const std::vector<std::string>& w, const ClusterView& v) {
+  auto p = positional(w);
+  uint64_t id = 0;
+  if (p.size() != 2 || std::sscanf(p[1].c_str(), "%lu", &id) != 1) return "error: usage: node SEARCH NODE\n";
+  for (auto& n : v.store->nodes(p[0])) {
+    if (n.id != id) continue;
+    std::ostringstream o;
+    o << "node " << n.id << " of " << p[0] << ": " << n.op << ", state " << (n.scored() ? "scored" : "in flight");
+    if (n.scored()) o << ", status " << status_name(n.status) << (n.reason.empty() ? "" : " [" + n.reason + "]") << ", fitness " << fmt(n.fitness);
+    o << "\n";
+    if (!n.message.empty()) o << "message: " << n.message << "\n";
+    for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "runner_log", "placement"})
+      if (auto a = v.store->artifact(p[0], n.id, kind); a && !a->empty()) o << "===== " << kind << " =====\n" << *a << "\n";
+    return o.str();
+  }
+  return "error: search '" + p[0] + "' has no node " + p[1] + "\n";
+}
+
+std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
+  auto p = positional(w);
+  if (p.size() != 1) return "error: usage: tree SEARCH [--depth N]\n";
+  int depth = 1 << 20;
+  for (size_t i = 0; i + 1 < w.size(); ++i)
+    if (w[i] == "--depth" && std::sscanf(w[i + 1].c_str(), "%d", &depth) != 1) return "error: --depth takes a number\n";
+  const auto nodes = v.store->nodes(p[0]);
+  if (nodes.empty()) return "error: search '" + p[0] + "' has no nodes (see `searches`)\n";
+  std::map<uint64_t, std::vector<const NodeRecord*>> children;
+  std::vector<const NodeRecord*> roots;
+  for (auto& n : nodes) (n.parents.empty() ? roots : children[n.parents.front()]).push_back(&n);
+  std::ostringstream o;
+  std::function<void(const NodeRecord*, int)> walk = [&](const NodeRecord* n, int d) {
+    o << std::string(static_cast<size_t>(2 * d), ' ') << n->id << " " << n->op << " "
+      << (n->scored() ? std::string(status_name(n->status)) + " " + fmt(n->fitness) + "x" : "in flight") << "\n";
+    if (d + 1 >= depth) return;
+    for (auto* c : children[n->id]) walk(c, d + 1);
+  };
+  for (auto* r : roots) walk(r, 0);
+  return o.str();
+}
+
+std::string devices(const std::vector<std::string>& w, const ClusterView& v) {
+  std::ostringstream o;
+  const bool js = has_flag(w, "--json");
+  if (js) o << "[";
+  for (size_t i = 0; i < v.devices.size(); ++i) {
+    auto& d = v.devices[i];
+    const double util = d.joined_s > 0 ? d.busy_s / d.joined_s : 0;
+    if (js) {
+      o << (i ? "," : "") << "{\"host\":" << quote(d.info.host) << ",\"pid\":" << d.info.pid << ",\"index\":" << d.info.index
+        << ",\"backend\":" << quote(d.info.backend) << ",\"name\":" << quote(d.info.name) << ",\"arch\":" << quote(d.info.arch)
+        << ",\"fingerprint\":" << quote(d.info.fingerprint) << ",\"alive\":" << (d.alive ? "true" : "false")
+        << ",\"busy\":" << (d.busy ? "true" : "false") << ",\"current\":" << quote(d.current) << ",\"evaluated\":" << d.evaluated
+        << ",\"utilisation\":" << number(util) << "}";
+    } else {
+      o << d.info.host << ":" << d.info.pid << "/" << d.info.index << "  " << d.info.backend << "  " << d.info.name << "  "
+        << (d.alive ? (d.busy ? "busy (" + d.current + ")" : "idle") : "gone") << "  evaluated " << d.evaluated << "  busy "
+        << fmt(100 * util, 1) << " %\n";
+    }
+  }
+  if (js) o << "]\n";
+  else if (v.devices.empty()) o << "no devices have joined (start one: kevolve evaluator --join HOST:PORT)\n";
+  return o.str();
+}
+
+std::string stats(const std::vector<std::string>& w, const ClusterView& v) {
+  double busy = 0, busy_q = 0, queued = 0;
+  int alive = 0;
+  for (auto& d : v.devices) {
+    busy += d.busy_s;
+    busy_q += d.busy_while_queued_s;
+    queued += d.queued_s;
+    alive += d.alive;
+  }
+  double rate = 0;
+  for (auto& s : v.live) rate += s.rate;
+  const double util_q = queued > 0 ? busy_q / queued : 0;
+  std::ostringstream o;
+  if (has_flag(w, "--json")) {
+    o << "{\"uptime_s\":" << number(v.uptime_s) << ",\"rate\":" << number(rate) << ",\"queued\":" << v.queued << ",\"dispatched\":" << v.dispatched
+      << ",\"requeued\":" << v.requeued << ",\"devices\":" << v.devices.size() << ",\"devices_alive\":" << alive
+      << ",\"utilisation_while_queued\":" << number(util_q) << "}\n";
+    return o.str();
+  }
+  o << "uptime " << fmt(v.uptime_s, 1) << " s, " << fmt(rate, 2) << " evaluations/s, queue depth " << v.queued << ", dispatched " << v.dispatched
+    << ", re-queued " << v.requeued << "\n"
+    << "devices: " << alive << " alive of " << v.devices.size() << "; busy " << fmt(100 * util_q, 1)
+    << " % of the device time during which candidates were waiting\n";
+  return o.str();
+}
+
+}  // namespace
+
+const std::vector<std::string>& console_commands() {
+  static const std::vector<std::string> c{"help", "searches", "show", "best", "node", "tree", "devices", "stats", "pause", "resume", "cancel", "submit"};
+  return c;
+}
+
+std::string console_command(const std::vector<std::string>& w, const ClusterView& v) {
+  if (w.empty() || w[0] == "help")
+    return "searches [--json]            every search in this node's store, with live rates\n"
+           "show SEARCH [--json]         one search: counts by status, best node\n"
+           "best SEARCH                  the best kernel's figures and source\n"
+           "node SEARCH NODE             one node: status, message, prompt, source, reports, diagnosis\n"
+           "tree SEARCH [--depth N]      the search tree\n"
+           "devices [--json]             the evaluators' devices: backend, state, evaluations, utilisation\n"
+           "stats [--json]               rates, queue depth, re-queues, utilisation while work waits\n";
+  if (w[0] == "searches") return searches(w, v);
+  if (w[0] == "show") return show(w, v);
+  if (w[0] == "best") return best(w, v);
+  if (w[0] == "node") return node(w, v);
+  if (w[0] == "tree") return tree(w, v);
+  if (w[0] == "devices") return devices(w, v);
+  if (w[0] == "stats") return stats(w, v);
+  if (w[0] == "pause" || w[0] == "resume" || w[0] == "cancel" || w[0] == "submit")
+    return "error: '" + w[0] + "' is not supported by this node yet: a node runs the search of its config to the end "
+           "(stop it with Ctrl-C or SIGTERM; the same command resumes it)\n";
+  return "error: unknown command '" + w[0] + "' (try `help`)\n";
+}
+
+}  // namespace kevolve::cluster

@@ -1,0 +1,98 @@
+#include "actors/cluster/evaluator_node.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "actors/cluster/join.hpp"
+#include "actors/device/device_registry.hpp"
+#include "actors/engine/engine.hpp"
+#include "actors/protocol/cluster.hpp"
+
+namespace kevolve::cluster {
+namespace {
+
+std::string host_name() {
+  char b[256] = {0};
+  gethostname(b, sizeof b - 1);
+  return b;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+DeviceInfo describe(const EvaluatorOptions& o, int index) {
+  DeviceInfo d;
+  d.host = host_name();
+  d.pid = getpid();
+  d.index = index;
+  d.backend = o.backend;
+  d.name = o.backend == "cuda" ? "CUDA device " + std::to_string(index) + " (the worker reports the model with each evaluation)"
+           : o.backend == "null" ? "null device (synthetic results)"
+                                 : cpu_model();
+#if defined(__x86_64__)
+  d.arch = "x86_64";
+#elif defined(__aarch64__)
+  d.arch = "aarch64";
+#endif
+  d.fingerprint = "kevolve evaluator built with " __VERSION__;
+  return d;
+}
+
+bool stopping(const EvaluatorOptions& o) { return o.stop && o.stop->load(); }
+
+}  // namespace
+
+int run_evaluator(const EvaluatorOptions& o) {
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::kevolve>();
+  configure_network(cfg, o.heartbeat_s);
+  caf::actor_system sys{cfg};
+  std::vector<device_actor> devices;
+  for (int i = 0; i < o.devices; ++i) devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger}));
+  double backoff = 1;
+  int code = 0;
+  while (!stopping(o)) {
+    JoinError why;
+    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why);
+    if (!registry) {
+      if (why.refused) { std::cerr << "kevolve evaluator: " << registry.error() << "\n"; code = 3; break; }
+      std::cerr << "kevolve evaluator: " << registry.error() << "; retrying in " << backoff << " s\n";
+      for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      backoff = std::min(30.0, backoff * 2);
+      continue;
+    }
+    caf::scoped_actor self{sys};
+    bool ok = true;
+    for (int i = 0; i < o.devices && ok; ++i)
+      self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, describe(o, i), caf::actor_cast<caf::actor>(devices[i]))
+          .receive(
+              [&](std::string& refused) {
+                if (!refused.empty()) { std::cerr << "kevolve evaluator: device " << i << " refused: " << refused << "\n"; ok = false; }
+              },
+              [&](caf::error& e) { std::cerr << "kevolve evaluator: registering device " << i << ": " << sys.render(e) << "\n"; ok = false; });
+    if (!ok) { code = 3; break; }
+    std::cerr << "kevolve evaluator: " << o.devices << " " << o.backend << " device(s) joined " << o.host << ":" << o.port << "\n";
+    backoff = 1;
+    self->monitor(*registry);
+    bool lost = false;
+    while (!lost && !stopping(o))
+      self->receive([&](caf::down_msg& m) {
+                      std::cerr << "kevolve evaluator: lost the coordinator (" << sys.render(m.reason) << "); reconnecting\n";
+                      lost = true;
+                    },
+                    caf::after(std::chrono::milliseconds(200)) >> [] {});
+  }
+  for (auto& d : devices) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  return code;
+}
+
+}  // namespace kevolve::cluster

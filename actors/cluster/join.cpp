@@ -1,0 +1,56 @@
+#include "actors/cluster/join.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <cstdlib>
+
+#include "actors/cluster/hmac.hpp"
+#include "actors/protocol/cluster.hpp"
+
+namespace kevolve::cluster {
+
+Expected<std::pair<std::string, uint16_t>> parse_address(const std::string& a) {
+  using R = Expected<std::pair<std::string, uint16_t>>;
+  const auto colon = a.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == a.size() || a.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+      a.size() - colon > 6 || std::stol(a.substr(colon + 1)) > 65535 || std::stol(a.substr(colon + 1)) == 0)
+    return R::failure("'" + a + "' (expected HOST:PORT, e.g. 127.0.0.1:7411)");
+  return R({a.substr(0, colon), static_cast<uint16_t>(std::stol(a.substr(colon + 1)))});
+}
+
+Expected<std::string> secret_from_env(const std::string& var) {
+  const char* v = std::getenv(var.c_str());
+  if (!v || !*v) return Expected<std::string>::failure("the shared secret: environment variable " + var + " is not set (the node's [cluster] secret_env)");
+  return std::string(v);
+}
+
+Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret, const std::string& role,
+                          JoinError* why) {
+  using R = Expected<caf::actor>;
+  auto fail = [&](const std::string& text, bool refused) {
+    if (why) *why = {text, refused};
+    return R::failure(text);
+  };
+  auto gate = sys.middleman().remote_actor<gatekeeper_actor>(host, port);
+  if (!gate) return fail("cannot reach " + host + ":" + std::to_string(port) + ": " + sys.render(gate.error()), false);
+  caf::scoped_actor self{sys};
+  std::string nonce, err;
+  self->request(*gate, std::chrono::seconds(10), atoms::hello_atom::value)
+      .receive([&](std::string& n) { nonce = std::move(n); }, [&](caf::error& e) { err = sys.render(e); });
+  if (!err.empty()) return fail("no challenge from " + host + ":" + std::to_string(port) + ": " + err, false);
+  caf::actor registry;
+  std::string reason;
+  self->request(*gate, std::chrono::seconds(10), atoms::prove_atom::value, nonce, role, prove(secret, nonce, role))
+      .receive(
+          [&](std::string& r, caf::actor& h) {
+            reason = std::move(r);
+            registry = std::move(h);
+          },
+          [&](caf::error& e) { err = sys.render(e); });
+  if (!err.empty()) return fail("no answer to the proof from " + host + ":" + std::to_string(port) + ": " + err, false);
+  if (!reason.empty() || !registry) return fail("refused by " + host + ":" + std::to_string(port) + ": " + reason, true);
+  return registry;
+}
+
+}  // namespace kevolve::cluster

@@ -1,0 +1,27 @@
+// The client side of the gatekeeper: connect to a coordinator, prove the shared secret for a role, and
+// receive the cluster registry's handle. Used by evaluators and the console.
+#pragma once
+#include <caf/fwd.hpp>
+
+#include <string>
+
+#include "runtime/expected.hpp"
+
+namespace kevolve::cluster {
+
+struct JoinError {
+  std::string text;
+  bool refused = false;  // the coordinator answered and said no (wrong secret): retrying will not help
+};
+
+// Splits "HOST:PORT". Fails with a message naming what was expected.
+Expected<std::pair<std::string, uint16_t>> parse_address(const std::string& address);
+
+// The registry handle, or why not (connection failed, timed out, refused).
+Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret, const std::string& role,
+                          JoinError* why = nullptr);
+
+// The shared secret from the environment variable `var`, or an error that names the variable.
+Expected<std::string> secret_from_env(const std::string& var);
+
+}  // namespace kevolve::cluster

@@ -1,0 +1,89 @@
+#include "runtime/cli/cluster_command.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+#include "actors/cluster/evaluator_node.hpp"
+#include "actors/cluster/join.hpp"
+#include "actors/engine/engine.hpp"
+#include "runtime/cli/run_command.hpp"
+#include "runtime/run_config.hpp"
+
+namespace kevolve::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_stop(int) { g_stop = true; }
+
+int node(const std::string& config, const std::string& out, const std::string& store) {
+  auto cfg = load_run_config(config);
+  if (!cfg) { std::cerr << "kevolve node: " << cfg.error() << "\n"; return 2; }
+  const auto colon = cfg->cluster.listen.rfind(':');
+  ClusterOptions c;
+  c.host = cfg->cluster.listen.substr(0, colon);
+  c.port = static_cast<uint16_t>(std::stol(cfg->cluster.listen.substr(colon + 1)));  // validated by the config loader
+  auto secret = cluster::secret_from_env(cfg->cluster.secret_env);
+  if (!secret) { std::cerr << "kevolve node: " << config << ": " << secret.error() << "\n"; return 2; }
+  if (secret->size() < 16) {
+    std::cerr << "kevolve node: " << config << ": the shared secret in " << cfg->cluster.secret_env << " is shorter than 16 characters\n";
+    return 2;
+  }
+  c.secret = *secret;
+  c.eval_timeout_s = cfg->cluster.eval_timeout_s;
+  c.heartbeat_s = cfg->cluster.heartbeat_s;
+  c.on_listening = [host = c.host](uint16_t port) {
+    std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join " << host << ":" << port
+              << "; console: kevolve-console " << host << ":" << port << ")\n";
+  };
+  return run_config(config, out, store, &c);
+}
+
+}  // namespace
+
+void add_cluster_commands(CLI::App& app, int& exit_code) {
+  auto* n = app.add_subcommand("node", "Run a search as a cluster coordinator: evaluators join over the network, consoles query it");
+  auto config = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto store = std::make_shared<std::string>();
+  n->add_option("--config", *config, "Search config with a [cluster] section (listen, secret_env, eval_timeout, heartbeat)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  n->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
+  n->add_option("--store", *store, "Store folder (overrides [store] path)");
+  n->footer("Only a gatekeeper is published; peers prove the shared secret (HMAC-SHA256 challenge) before they get any other handle. "
+            "Killed, the same command resumes the search from its store and evaluators reconnect by themselves. The search waits "
+            "while no evaluator is attached.");
+  n->callback([=, &exit_code] { exit_code = node(*config, *out, *store); });
+
+  auto* e = app.add_subcommand("evaluator", "Join a coordinator's search with this machine's devices");
+  auto join = std::make_shared<std::string>();
+  auto o = std::make_shared<cluster::EvaluatorOptions>();
+  auto secret_env = std::make_shared<std::string>("KEVOLVE_CLUSTER_SECRET");
+  e->add_option("--join", *join, "The coordinator, HOST:PORT")->required();
+  e->add_option("--backend", o->backend, "cpu | cuda | null (synthetic results, for tests and benchmarks)")
+      ->check(CLI::IsMember({"cpu", "cuda", "null"}))
+      ->capture_default_str();
+  e->add_option("--devices", o->devices, "Devices to offer (each evaluates one candidate at a time)")->check(CLI::Range(1, 1024))->capture_default_str();
+  e->add_option("--secret-env", *secret_env, "Environment variable that holds the shared secret")->capture_default_str();
+  e->add_option("--null-delay-ms", o->null_delay_ms, "null backend: simulated evaluation time")->check(CLI::Range(0.0, 1e6));
+  e->add_option("--null-ledger", o->null_ledger, "null backend: append \"search node\" per finished evaluation to this file");
+  e->add_option("--heartbeat", o->heartbeat_s, "Seconds between connection heartbeats (a cut is noticed after 5 missed)")->capture_default_str();
+  e->footer("Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; a wrong secret ends it (exit 3).");
+  e->callback([=, &exit_code] {
+    auto addr = cluster::parse_address(*join);
+    if (!addr) { std::cerr << "kevolve evaluator: --join " << addr.error() << "\n"; exit_code = 2; return; }
+    auto secret = cluster::secret_from_env(*secret_env);
+    if (!secret) { std::cerr << "kevolve evaluator: " << secret.error() << "\n"; exit_code = 2; return; }
+    cluster::EvaluatorOptions opt = *o;
+    opt.host = addr->first;
+    opt.port = addr->second;
+    opt.secret = *secret;
+    opt.stop = &g_stop;
+    std::signal(SIGINT, on_stop);
+    std::signal(SIGTERM, on_stop);
+    exit_code = cluster::run_evaluator(opt);
+  });
+}
+
+}  // namespace kevolve::cli
