@@ -5,10 +5,14 @@
 # comes in slices of minutes) picks up where it stopped: finished searches are skipped, an interrupted
 # one resumes from its RocksDB store.
 #
-# Last, it runs the KernelBench-format samples through the Python interpreter on the GPU (kevolve suite).
-# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--deadline SECONDS] [--skip-tests] [--only a,b] [--nsight a,b] [--redo a,b]
-#   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md
+# Last, it searches the KernelBench-format samples through the Python interpreter on the GPU (kevolve suite
+# --budget: framework rewrites and template kernels wrapped as ModelNew, per problem), resumable likewise.
+# Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--kb-budget N] [--deadline SECONDS] [--skip-tests] [--only a,b]
+#                           [--nsight a,b] [--redo a,b]
+#   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md,
+#               kb-store/ and kernelbench.md (the KernelBench-format suite)
 #   --budget    evaluations per search (default 14)
+#   --kb-budget evaluations per KernelBench-format problem's search (default 4)
 #   --deadline  stop starting/continuing searches after this many seconds (default 520)
 #   --nsight    problems whose best kernel gets an Nsight Compute profile (default: all; "none" for none)
 #   --redo      start these problems' searches again under a new search id (e.g. after their problem.toml
@@ -16,11 +20,12 @@
 # Needs the node bundle from the build machine: tools/bundle_node.sh (dist/kevolve-node).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-state=gpu-state budget=14 deadline=520 tests=1 only="" nsight=all redo=""
+state=gpu-state budget=14 kb_budget=4 deadline=520 tests=1 only="" nsight=all redo=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --state) state=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
+    --kb-budget) kb_budget=$2; shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
     --skip-tests) tests=0; shift ;;
     --only) only=$2; shift 2 ;;
@@ -40,6 +45,7 @@ if [ ! -x $bin/kevolve-cuda-eval ] || [ -n "$(find backends runtime -newer $bin/
   tools/build_cuda_worker.sh "$bin" || exit 1
 fi
 export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval KEVOLVE_TEST_SOURCE_DIR=$PWD
+export KEVOLVE_PY_EVAL=$PWD/backends/python/kevolve_py_eval.py  # the Python interpreter's scripts of this copy
 
 if [ $tests = 1 ] && [ -x $bin/test_cuda_backend ]; then
   echo "== GPU tests"
@@ -95,9 +101,14 @@ if [ "$(left)" -gt 20 ]; then
 fi
 python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
 
-# KernelBench-format problems through the Python interpreter on the GPU (eager and torch.compile columns).
+# KernelBench-format problems through the Python interpreter on the GPU: per problem the reference baseline, a
+# search of --kb-budget evaluations (framework rewrites; for softmax, layer norm and RMS norm also the CUDA
+# templates' kernels wrapped as ModelNew), then its best kernel and best rewrite evaluated again, against eager
+# and torch.compile. The searches and each finished problem's result stay in kb-store/, so a run cut short (TERM
+# from timeout: the search stops cleanly) resumes where it stopped; the table is written when every problem is done.
 if [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; then
-  echo "== kevolve suite problems/kernelbench-format --backend cuda"
-  timeout "$(left)" $bin/kevolve suite problems/kernelbench-format --backend cuda --out "$state/kernelbench.md" >/dev/null ||
-    echo "gpu_check: the KernelBench suite did not finish; run again to retry it"
+  echo "== kevolve suite problems/kernelbench-format --backend cuda --budget $kb_budget"
+  timeout -k 30 "$(left)" $bin/kevolve suite problems/kernelbench-format --backend cuda --budget "$kb_budget" \
+    --store "$state/kb-store" --out "$state/kernelbench.md" >/dev/null ||
+    echo "gpu_check: the KernelBench suite did not finish; run again to resume it"
 fi

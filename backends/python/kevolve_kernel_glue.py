@@ -23,7 +23,6 @@ import sys
 import tempfile
 
 import torch
-from torch.utils.cpp_extension import load as _kv_load_extension
 
 _KV_MAX_DIMS = 8
 _KV_MAX_TENSORS = 8
@@ -128,6 +127,7 @@ def _kv_launch_dims(spec, symbols):
 
 class _KvCpuKernel:
     def __init__(self, source, header, entry):
+        from torch.utils.cpp_extension import load as _kv_load_extension  # here: it needs setuptools, CUDA kernels do not
         work = tempfile.mkdtemp(prefix="kevolve-kernel-")
         name = "kevolve_kernel_" + hashlib.sha256((source + header).encode()).hexdigest()[:16]
         with open(os.path.join(work, "kevolve_kernel.h"), "w") as f:
@@ -226,6 +226,7 @@ def _kv_driver():
     vp, u = ctypes.c_void_p, ctypes.c_uint
     lib.cuInit.argtypes = [u]
     lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    lib.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
     lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(vp), ctypes.c_int]
     lib.cuCtxSetCurrent.argtypes = [vp]
     lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
@@ -256,8 +257,10 @@ class _KvCudaKernel:
         if index not in self.loaded:
             drv = self.drv = self.drv or _kv_driver()
             _kv_cu_check(drv, drv.cuInit(0), "cuInit")
-            ctx, module, fn = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-            _kv_cu_check(drv, drv.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), index), "cuDevicePrimaryCtxRetain")
+            handle, ctx, module, fn = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+            _kv_cu_check(drv, drv.cuDeviceGet(ctypes.byref(handle), index), "cuDeviceGet")
+            # torch's CUDA runtime works in the device's primary context: the kernel is loaded and launched there
+            _kv_cu_check(drv, drv.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), handle.value), "cuDevicePrimaryCtxRetain")
             _kv_cu_check(drv, drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
             _kv_cu_check(drv, drv.cuModuleLoadData(ctypes.byref(module), self.cubin), "cuModuleLoadData")
             _kv_cu_check(drv, drv.cuModuleGetFunction(ctypes.byref(fn), module, self.launch["kernel"].encode()),

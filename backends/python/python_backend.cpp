@@ -16,9 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// $KEVOLVE_PY_EVAL, else the checkout kevolve was built from, else backends/python/ under the current folder
+// (a node bundle run from a copy of the repository elsewhere).
 std::string evaluator_script() {
   if (const char* p = std::getenv("KEVOLVE_PY_EVAL"); p && *p) return p;
-  return std::string(KEVOLVE_SOURCE_DIR) + "/backends/python/kevolve_py_eval.py";
+  const std::string built = std::string(KEVOLVE_SOURCE_DIR) + "/backends/python/kevolve_py_eval.py";
+  const std::string here = "backends/python/kevolve_py_eval.py";
+  return fs::exists(built) || !fs::exists(here) ? built : fs::absolute(here).string();
 }
 
 // The JSON object a script printed last (its own output may come before it); "" if none.

@@ -17,6 +17,8 @@
 #include "backends/python/python_backend.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "runtime/cli/kernelbench_setup.hpp"
+#include "runtime/records_codec.hpp"
+#include "runtime/wire.hpp"
 #include "storage/store.hpp"
 
 namespace kevolve::cli {
@@ -156,12 +158,80 @@ std::string kernel_status(const ProblemResult& p) {
   return "no correct kernel (" + std::to_string(k.tried) + " tried" + (why.empty() ? "" : ": " + why) + ")";
 }
 
+// The search of one problem: named by problem, backend, budget, seed and the file's contents (a changed
+// file is searched afresh).
+std::string search_id(const SuiteArgs& a, const ProblemSpec& spec) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the file
+  for (unsigned char ch : read_file(spec.file)) h = (h ^ ch) * 1099511628211ull;
+  char tag[17];
+  std::snprintf(tag, sizeof tag, "%016llx", static_cast<unsigned long long>(h));
+  return "suite-" + spec.name + "-" + a.backend + "-n" + std::to_string(a.budget) + "-s" + std::to_string(a.seed) + "-" +
+         std::string(tag).substr(0, 8);
+}
+
+// A finished problem's result, kept in the store with its search (node 0, artifact "suite_result"), so a
+// suite cut short and run again goes straight to the problems it had not finished.
+constexpr const char* kResultArtifact = "suite_result";
+
+std::string encode_result(const ProblemResult& p) {
+  wire::Writer w;
+  w.str("kevolve-suite-result-1");
+  encode(w, p.reference);
+  w.str(p.family);
+  w.i64(p.evaluated);
+  for (const ArmResult* arm : {&p.kernel, &p.framework}) {
+    w.i64(arm->tried);
+    w.i64(arm->correct);
+    w.u32(static_cast<uint32_t>(arm->failures.size()));
+    for (auto& [what, n] : arm->failures) {
+      w.str(what);
+      w.i64(n);
+    }
+    w.i64(static_cast<int64_t>(arm->best));
+    w.f64(arm->search_speedup);
+    encode(w, arm->retimed);
+  }
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+bool decode_result(const std::string& bytes, ProblemResult& p) {
+  const std::vector<char> b(bytes.begin(), bytes.end());
+  wire::Reader r(b);
+  try {
+    if (r.str() != "kevolve-suite-result-1") return false;
+    decode(r, p.reference);
+    p.family = r.str();
+    p.evaluated = static_cast<int>(r.i64());
+    for (ArmResult* arm : {&p.kernel, &p.framework}) {
+      arm->tried = static_cast<int>(r.i64());
+      arm->correct = static_cast<int>(r.i64());
+      for (uint32_t i = 0, n = r.u32(); i < n; ++i) {
+        std::string what = r.str();
+        arm->failures[what] = static_cast<int>(r.i64());
+      }
+      arm->best = static_cast<uint64_t>(r.i64());
+      arm->search_speedup = r.f64();
+      decode(r, arm->retimed);
+    }
+    return r.done();
+  } catch (const wire::DecodeError&) {
+    return false;
+  }
+}
+
 ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::PythonBackend& backend) {
   ProblemResult p;
   const ProblemSpec spec = python::kernelbench_problem(file.string());
   p.name = spec.name;
   p.file = file.string();
   auto say = [&](const std::string& what) { std::cerr << "kevolve suite: " << spec.name << ": " << what << "\n"; };
+  const std::string id = search_id(a, spec);
+  if (fs::exists(a.store))
+    if (auto store = Store::open(a.store, true))
+      if (auto kept = (*store)->artifact(id, 0, kResultArtifact); kept && decode_result(*kept, p)) {
+        say("finished earlier (" + id + " in " + a.store + ")");
+        return p;
+      }
   say("reference baseline");
   p.reference = backend.evaluate_reference(spec, a.options);
   if (p.reference.status == EvalStatus::harness_error) {
@@ -179,7 +249,7 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   say(setup->note);
   RunConfig c;
   c.problem = p.file;
-  c.search_id = "suite-" + spec.name + "-" + a.backend + "-n" + std::to_string(a.budget) + "-s" + std::to_string(a.seed);
+  c.search_id = id;
   c.text = "# kevolve suite --budget " + std::to_string(a.budget) + " --backend " + a.backend + ": " + p.file + "\n";
   c.backend = a.backend == "cuda" ? "python-cuda" : "python";
   c.hardware = resolve_hardware(a.backend, "auto");
@@ -205,8 +275,8 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
         "), best " + fmt(s.best_fitness, "%.3f") + "x");
   };
   auto status = run_search(c, spec, setup->op, eo);
-  if (!status) {
-    p.error = "search: " + status.error();
+  if (!status || g_interrupted) {
+    p.error = "search: " + (status ? std::string("interrupted") : status.error());
     say(p.error);
     return p;
   }
@@ -239,7 +309,7 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   // The best of each arm, once more: a fresh, verified measurement (the search's best is biased upward by
   // being the best of several), with the evaluator's own label and the torch.compile comparison.
   for (auto [arm, what] : {std::pair{&p.kernel, "kernel"}, std::pair{&p.framework, "framework rewrite"}}) {
-    if (!arm->best) continue;
+    if (!arm->best || g_interrupted) continue;
     say(std::string("re-evaluating the best ") + what + " (node " + std::to_string(arm->best) + ")");
     arm->retimed = backend.evaluate_source(spec, python_candidate(sources[arm->best]), a.options);
     if (arm == &p.kernel && arm->retimed.status == EvalStatus::ok && arm->retimed.kind != "kernel") {
@@ -247,6 +317,11 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
       arm->retimed.reason = "label";
     }
   }
+  if (g_interrupted) return p;
+  auto store = Store::open(a.store);
+  StoreBatch b;
+  b.artifacts.push_back({c.search_id, {0, kResultArtifact, encode_result(p)}});
+  if (!store || !(*store)->write(b)) say("could not keep the result in " + a.store + " (a later run evaluates it again)");
   return p;
 }
 

@@ -242,6 +242,13 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(test::read_file((dir / "table.md").string()) == out);
   CHECK(log.find("kevolve suite: 4_softmax: kernel family softmax_rows") != std::string::npos);  // progress on stderr
   CHECK(log.find("kevolve suite: 4_softmax: search of 3 evaluations") != std::string::npos);
+  // Run again on the same store: finished problems are not evaluated again, and the table is the same.
+  const std::string again = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
+                                            (dir / "store").string() + " 2>" + (dir / "log2").string(),
+                                        st);
+  CHECK(st == 0);
+  CHECK(again == out);
+  CHECK(test::read_file((dir / "log2").string()).find("kevolve suite: 4_softmax: finished earlier") != std::string::npos);
   // Usage errors name what was expected.
   fs::create_directories(dir / "empty");
   const std::string empty = run_kevolve("suite " + (dir / "empty").string() + " --budget 2 2>&1", st);
