@@ -4,6 +4,7 @@
 #include <caf/io/all.hpp>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -51,7 +52,7 @@ bool stopping(const EvaluatorOptions& o) { return o.stop && o.stop->load(); }
 
 }  // namespace
 
-int run_evaluator(const EvaluatorOptions& o) {
+void run_evaluator(const EvaluatorOptions& o) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
   configure_network(cfg, o.heartbeat_s);
@@ -92,7 +93,11 @@ int run_evaluator(const EvaluatorOptions& o) {
                     caf::after(std::chrono::milliseconds(200)) >> [] {});
   }
   for (auto& d : devices) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
-  return code;
+  // CAF keeps devices that were ever sent to a remote node in its actor registry, so the actor system's
+  // destructor would wait for their threads forever. An evaluator holds nothing durable (its worker
+  // processes die with it), so it leaves here without tearing the system down.
+  std::cerr << std::flush;
+  std::_Exit(code);
 }
 
 }  // namespace kevolve::cluster

@@ -20,7 +20,7 @@ struct EvaluatorOptions {
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler
 };
 
-// Returns the process exit code: 0 when stopped, 3 when refused.
-int run_evaluator(const EvaluatorOptions& o);
+// Serves until stopped or refused, then ends the process: exit code 0 when stopped, 3 when refused.
+[[noreturn]] void run_evaluator(const EvaluatorOptions& o);
 
 }  // namespace kevolve::cluster

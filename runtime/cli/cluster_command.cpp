@@ -82,7 +82,7 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
     opt.stop = &g_stop;
     std::signal(SIGINT, on_stop);
     std::signal(SIGTERM, on_stop);
-    exit_code = cluster::run_evaluator(opt);
+    cluster::run_evaluator(opt);  // does not return
   });
 }
 

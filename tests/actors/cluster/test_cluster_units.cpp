@@ -1,0 +1,94 @@
+// The pure pieces of the cluster: the gatekeeper's HMAC proof and the console's commands over a real
+// RocksDB store.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "actors/cluster/console_service.hpp"
+#include "actors/cluster/hmac.hpp"
+#include "actors/cluster/join.hpp"
+
+using namespace kevolve;
+namespace fs = std::filesystem;
+
+TEST_CASE("the shared-secret proof holds only for the same secret, challenge and role", "[cluster]") {
+  const std::string n = cluster::make_nonce();
+  CHECK(n.size() == 32);
+  CHECK(cluster::make_nonce() != n);
+  const std::string mac = cluster::prove("s3cret-s3cret-s3cret", n, "evaluator");
+  CHECK(cluster::verify("s3cret-s3cret-s3cret", n, "evaluator", mac));
+  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3creT", n, "evaluator", mac));
+  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3cret", cluster::make_nonce(), "evaluator", mac));
+  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3cret", n, "console", mac));
+  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3cret", n, "evaluator", mac.substr(1)));
+}
+
+TEST_CASE("addresses are HOST:PORT and errors say so", "[cluster]") {
+  auto a = cluster::parse_address("10.1.2.3:7411");
+  REQUIRE(a);
+  CHECK(a->first == "10.1.2.3");
+  CHECK(a->second == 7411);
+  for (const char* bad : {"7411", "host:", ":7411", "host:70000", "host:12x", "host:0"}) {
+    auto b = cluster::parse_address(bad);
+    REQUIRE_FALSE(b);
+    CHECK(b.error().find("expected HOST:PORT") != std::string::npos);
+  }
+}
+
+TEST_CASE("console commands answer from the store and the live view", "[cluster]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-console-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  auto st = Store::open(dir);
+  REQUIRE(st);
+  std::shared_ptr<Store> store = std::move(*st);
+  StoreBatch b;
+  SearchRecord r;
+  r.id = "s1";
+  r.problem = "gelu";
+  r.strategy = "greedy";
+  b.searches.push_back(r);
+  for (uint64_t i = 1; i <= 4; ++i) {
+    NodeRecord n;
+    n.id = i;
+    if (i > 1) n.parents = {1};
+    n.op = i == 1 ? "seed" : "mutate";
+    n.state = i == 4 ? NodeState::proposed : NodeState::scored;
+    n.status = i == 3 ? EvalStatus::incorrect : EvalStatus::ok;
+    n.fitness = i == 3 ? 0 : static_cast<double>(i);
+    b.nodes.push_back({"s1", n});
+  }
+  b.artifacts.push_back({"s1", Artifact{2, "source", "void kernel_2() {}"}});
+  REQUIRE(store->write(b));
+
+  cluster::ClusterView v;
+  v.store = store;
+  cluster::DeviceRow d;
+  d.info.host = "gpu7";
+  d.info.backend = "cuda";
+  d.busy = true;
+  d.current = "s1 node 4";
+  d.busy_s = 9;
+  d.joined_s = 10;
+  d.busy_while_queued_s = 9;
+  d.queued_s = 9.5;
+  v.devices.push_back(d);
+  v.queued = 3;
+
+  const std::string s = cluster::console_command({"searches"}, v);
+  CHECK(s.find("s1  gelu  stopped  evaluated 3 (correct 2, failed 1)  in flight 1  best 2.000x (node 2)") != std::string::npos);
+  CHECK(cluster::console_command({"searches", "--json"}, v).find("\"best_node\":2") != std::string::npos);
+  CHECK(cluster::console_command({"best", "s1"}, v).find("void kernel_2() {}") != std::string::npos);
+  const std::string tree = cluster::console_command({"tree", "s1"}, v);
+  CHECK(tree.find("1 seed ok") != std::string::npos);
+  CHECK(tree.find("  3 mutate incorrect") != std::string::npos);
+  CHECK(cluster::console_command({"tree", "s1", "--depth", "1"}, v).find("mutate") == std::string::npos);
+  CHECK(cluster::console_command({"devices"}, v).find("busy (s1 node 4)") != std::string::npos);
+  CHECK(cluster::console_command({"stats", "--json"}, v).find("\"queued\":3") != std::string::npos);
+  CHECK(cluster::console_command({"stats"}, v).find("busy 94.7 %") != std::string::npos);
+  CHECK(cluster::console_command({"node", "s1", "9"}, v).rfind("error: search 's1' has no node 9", 0) == 0);
+  CHECK(cluster::console_command({"frobnicate"}, v).rfind("error: unknown command", 0) == 0);
+  CHECK(cluster::console_command({"pause", "s1"}, v).rfind("error: 'pause' is not supported", 0) == 0);
+  store.reset();
+  fs::remove_all(dir);
+}
