@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <iostream>
+#include <set>
 
 #include "backends/python/python_backend.hpp"
 #include "knowledge/hardware_profile.hpp"
+#include "knowledge/template_library.hpp"
 #include "runtime/cli/kernelbench_setup.hpp"
 #include "runtime/operators/kernelbench_operator.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
@@ -127,4 +129,93 @@ TEST_CASE("a match that does not fit the family's kernel is refused when wrappin
   CHECK(r->find("_KV_INPUTS = [(\"arg\", 0, [\"T\", \"H\"]), (\"state\", \"ln.weight\", [\"H\"]), (\"state\", \"ln.bias\", [\"H\"])]") !=
         std::string::npos);
   CHECK(r->find("_KV_PARAMS = [(\"value\", 1.0000000000000001e-05)]") != std::string::npos);  // the core problem's default eps
+}
+
+namespace {
+
+// An operator over the real rewrite and CPU softmax templates, with a stand-in module, glue and header: the
+// arms, labels and wrapping, without running anything.
+KernelBenchOperator softmax_operator() {
+  auto rewrite = find_template("python", "rewrite", default_knowledge_roots());
+  auto kernel = find_template("cpu", "softmax_rows", default_knowledge_roots());
+  auto found = find_problem("softmax_rows", default_problem_roots());
+  REQUIRE(rewrite);
+  REQUIRE(kernel);
+  REQUIRE(found);
+  auto hw = load_hardware(test::source_path("knowledge"), "x86-avx2");
+  REQUIRE(hw);
+  kernel->hardware = hw->numbers;
+  KernelWrap w;
+  w.core = *load_problem(*found);
+  w.match.family = "softmax_rows";
+  w.match.inputs = {"arg:0"};
+  w.backend = "cpu";
+  w.problem_source = "class _KevolveBase:\n    pass\n";
+  w.glue = "# glue\n";
+  w.header = "/* header */\n";
+  return KernelBenchOperator(*rewrite, std::make_pair(*kernel, w));
+}
+
+}  // namespace
+
+TEST_CASE("the KernelBench operator explores both arms, labels every child by its arm, and never repeats one", "[kernelbench]") {
+  KernelBenchOperator op = softmax_operator();
+  SearchGraph g;
+  Rng rng(11);
+  auto seed = op.make({"seed", {}, 0}, g, rng);
+  REQUIRE(seed);
+  std::vector<NodeRecord> nodes;
+  auto add = [&](const Offspring& o, std::vector<uint64_t> parents) {
+    NodeRecord n;
+    n.id = g.size() + 1;
+    n.parents = std::move(parents);
+    n.params = o.params;
+    n.state = NodeState::scored;
+    n.status = EvalStatus::ok;
+    n.fitness = std::uniform_real_distribution<double>(0.1, 2.0)(rng);
+    g.upsert(n);
+  };
+  add(*seed, {});
+  std::map<std::string, int> arms;
+  std::set<std::string> seen{SearchGraph::params_key(seed->params)};
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng), b = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
+    auto child = op.make(i % 3 == 0 ? Proposal{"crossover", {a, b}, 0} : Proposal{"mutate", {a}, 0}, g, rng);
+    if (!child) continue;  // the rewrite space is small: a neighbourhood can run out
+    const std::string impl = child->params.at("impl");
+    ++arms[impl];
+    CHECK(seen.insert(SearchGraph::params_key(child->params)).second);  // never a parameter set the graph holds
+    CHECK(child->candidate.language == "python");
+    if (impl == "kernel") {
+      CHECK(child->candidate.source.find("_kv_build(\"cpu\", _KV_KERNEL") != std::string::npos);
+      CHECK(child->params.count("threads") == 1);
+      CHECK(child->params.count("wrapper") == 0);
+    } else {
+      CHECK(impl == "framework");
+      CHECK(child->candidate.source.find("_KV_KERNEL") == std::string::npos);
+      CHECK(child->params.count("wrapper") == 1);
+    }
+    add(*child, {a});
+  }
+  CHECK(arms["kernel"] >= 10);
+  CHECK(arms["framework"] >= 5);
+}
+
+TEST_CASE("the KernelBench operator warm-starts from the best earlier node of either arm", "[kernelbench]") {
+  KernelBenchOperator op = softmax_operator();
+  Lessons l;
+  Exemplar e;
+  e.search = "earlier";
+  e.node = 7;
+  e.params = {{"impl", "kernel"}, {"threads", "2"}, {"vec", "8"}, {"exp", "poly"}, {"acc", "float"}, {"pass", "store"}};
+  e.fitness = 1.4;
+  l.best.push_back(e);
+  const std::string how = op.warm_start(l);
+  CHECK(how.find("(kernel)") != std::string::npos);
+  SearchGraph g;
+  Rng rng(1);
+  auto seed = op.make({"seed", {}, 0}, g, rng);
+  REQUIRE(seed);
+  CHECK(seed->params == e.params);
+  CHECK(seed->candidate.source.find("threads=2 vec=8 exp=poly acc=float pass=store") != std::string::npos);
 }
