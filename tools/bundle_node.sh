@@ -7,12 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-dist/kevolve-node}
-for b in kevolve kevolve-nvrtc; do
+for b in kevolve kevolve-nvrtc kevolve-console; do
   [ -x "build/bin/$b" ] || { echo "bundle_node: build/bin/$b is missing: run tools/build.sh first" >&2; exit 2; }
 done
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-bins=(build/bin/kevolve build/bin/kevolve-nvrtc)
+bins=(build/bin/kevolve build/bin/kevolve-nvrtc build/bin/kevolve-console)
 # The GPU tests travel too when built (tools/gpu_check.sh runs them on the node).
 [ -x build/bin/test_cuda_backend ] && bins+=(build/bin/test_cuda_backend)
 cp "${bins[@]}" "$out/bin/"

@@ -8,7 +8,7 @@
 # Last, it searches the KernelBench-format samples through the Python interpreter on the GPU (kevolve suite
 # --budget: framework rewrites and template kernels wrapped as ModelNew, per problem), resumable likewise.
 # Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--kb-budget N] [--deadline SECONDS] [--skip-tests] [--only a,b]
-#                           [--nsight a,b] [--redo a,b]
+#                           [--nsight a,b] [--redo a,b] [--no-suite]
 #   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md,
 #               kb-store/ and kernelbench.md (the KernelBench-format suite)
 #   --budget    evaluations per search (default 14)
@@ -17,10 +17,13 @@
 #   --nsight    problems whose best kernel gets an Nsight Compute profile (default: all; "none" for none)
 #   --redo      start these problems' searches again under a new search id (e.g. after their problem.toml
 #               changed); the old searches stay in the store
+#   --no-suite  leave out the KernelBench-format suite this time
+# Between the searches and the baselines it runs a short search as a cluster over loopback (kevolve node +
+# kevolve evaluator --backend cuda, separate processes); cluster.log records it.
 # Needs the node bundle from the build machine: tools/bundle_node.sh (dist/kevolve-node).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-state=gpu-state budget=14 kb_budget=4 deadline=520 tests=1 only="" nsight=all redo=""
+state=gpu-state budget=14 kb_budget=4 deadline=520 tests=1 only="" nsight=all redo="" suite=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --state) state=$2; shift 2 ;;
@@ -31,6 +34,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --nsight) nsight=$2; shift 2 ;;
     --redo) redo=$2; shift 2 ;;
+    --no-suite) suite=0; shift ;;
     *) echo "gpu_check: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -92,6 +96,44 @@ CFG
   ns=0; { [ "$nsight" = all ] || [[ ",$nsight," == *",$p,"* ]]; } && ns=1
   KEVOLVE_NSIGHT=$ns timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
 done
+# The cluster over loopback: a `kevolve node` and a CUDA `kevolve evaluator` as separate processes run a
+# short search (the node builds with NVRTC; the evaluator receives the kernel image with each job).
+if ! grep -q "^search cluster-gpu: " "$state/cluster.log" 2>/dev/null && [ "$(left)" -gt 60 ]; then
+  echo "== cluster over loopback: kevolve node + kevolve evaluator --backend cuda"
+  export KEVOLVE_CLUSTER_SECRET=gpu-check-loopback-secret-$$
+  cat > "$state/configs/cluster.toml" <<CFG
+[search]
+problem = "rmsnorm_fwd"
+id = "cluster-gpu"
+backend = "cuda"
+operator = "template"
+directed = true
+max_in_flight = 3
+retime_top = 1
+[strategy]
+name = "greedy"
+[budget]
+evaluations = 6
+[store]
+path = "$state/cluster-store"
+checkpoint_seconds = 0
+[eval]
+min_time = 0.2
+arch = "sm_90"
+[cluster]
+listen = "127.0.0.1:0"
+CFG
+  : > "$state/cluster.log"
+  KEVOLVE_NSIGHT=0 timeout --signal=INT "$(left)" $bin/kevolve node --config "$state/configs/cluster.toml" --out "$state/cluster-report" \
+    >> "$state/cluster.log" 2>&1 & node=$!
+  for _ in $(seq 100); do grep -q "listening on" "$state/cluster.log" && break; sleep 0.1; done
+  port=$(grep -o "listening on 127.0.0.1:[0-9]*" "$state/cluster.log" | head -1 | cut -d: -f2)
+  $bin/kevolve evaluator --join "127.0.0.1:$port" --backend cuda > "$state/cluster-evaluator.log" 2>&1 & ev=$!
+  sleep 15; $bin/kevolve-console "127.0.0.1:$port" devices >> "$state/cluster.log" 2>&1
+  wait $node; kill $ev 2>/dev/null; wait $ev 2>/dev/null
+  tail -4 "$state/cluster.log"
+fi
+
 # The baselines come after the searches (GPU time goes to the searches first) and measure only the problems
 # that baselines.json does not have yet; each problem is saved as soon as it is measured.
 if [ "$(left)" -gt 20 ]; then
@@ -106,7 +148,7 @@ python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
 # templates' kernels wrapped as ModelNew), then its best kernel and best rewrite evaluated again, against eager
 # and torch.compile. The searches and each finished problem's result stay in kb-store/, so a run cut short (TERM
 # from timeout: the search stops cleanly) resumes where it stopped; the table is written when every problem is done.
-if [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; then
+if [ $suite = 1 ] && [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; then
   echo "== kevolve suite problems/kernelbench-format --backend cuda --budget $kb_budget"
   timeout -k 30 "$(left)" $bin/kevolve suite problems/kernelbench-format --backend cuda --budget "$kb_budget" \
     --store "$state/kb-store" --out "$state/kernelbench.md" >/dev/null ||
