@@ -34,7 +34,8 @@ Params TemplateOperator::directed_mutate(const Params& parent, const std::string
   std::uniform_real_distribution<double> coin(0, 1);
   const bool memory = summary.rfind("memory-bound", 0) == 0, compute = summary.rfind("compute-bound", 0) == 0;
   if ((!memory && !compute) || coin(rng) < 0.25) return mutate(parent, rng);
-  static const char* const widths[] = {"threads", "vec", "unroll", "chunk", "block", "group", "dchunk"};
+  // Memory-bound: more bytes in flight (widths) or fewer passes (cache: values kept in registers).
+  static const char* const widths[] = {"threads", "vec", "unroll", "chunk", "block", "group", "dchunk", "cache"};
   std::vector<const ParamDef*> raise, change;
   for (auto& d : t_.params) {
     const auto cur = std::find(d.values.begin(), d.values.end(), parent.at(d.name));
@@ -44,7 +45,9 @@ Params TemplateOperator::directed_mutate(const Params& parent, const std::string
     if (!d.numeric) change.push_back(&d);
   }
   Params p = parent;
-  if (compute && !change.empty() && (raise.empty() || coin(rng) < 0.6)) {
+  // Compute-bound: mostly an algorithm choice. Memory-bound: sometimes too, since a kernel below the
+  // bandwidth limit with wide accesses is often held back by its arithmetic (e.g. an accurate exp).
+  if (!change.empty() && (raise.empty() || coin(rng) < (compute ? 0.6 : 0.25))) {
     const ParamDef* d = change[std::uniform_int_distribution<size_t>(0, change.size() - 1)(rng)];
     std::vector<std::string> others;
     for (auto& v : d->values)

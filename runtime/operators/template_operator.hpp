@@ -3,9 +3,10 @@
 // crossover = take each parameter from either parent; migrate = mutate an immigrant from another island.
 // Never proposes a parameter set the graph already holds.
 // Directed mode (follow_directives): a mutation follows the parent's diagnosis instead of picking a
-// parameter blindly — memory-bound: raise a parallelism or width parameter (threads, vec, unroll, chunk,
-// block, group); compute-bound: change an algorithm choice (a string parameter) or raise vec. One in four
-// mutations stays blind, to keep exploring. The diagnosis uses the node's timing and the problem's
+// parameter blindly — memory-bound: raise a parallelism, width or caching parameter (threads, vec,
+// unroll, chunk, block, group, cache), or now and then change an algorithm choice; compute-bound: mostly
+// change an algorithm choice (a string parameter), else raise a width. One in four mutations stays blind,
+// to keep exploring. The diagnosis uses the node's timing and the problem's
 // roofline only, never the answer.
 #pragma once
 #include <optional>
