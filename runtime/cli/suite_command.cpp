@@ -375,6 +375,10 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
       << (rok ? "ok" : p.framework.best ? status_text(p.framework.retimed) + " when re-evaluated" : p.error.empty() ? "none correct" : "not searched")
       << " | " << (rok ? fmt(p.framework.retimed.speedup) + "x" : "–") << " | " << (rok ? vs_compile(p.framework.retimed) : "–") << " |\n";
   }
+  for (auto& p : results)
+    if (!p.error.empty())
+      t << "\n" << p.name << (p.error.find(p.file) == std::string::npos ? " (" + p.file + ")" : std::string()) << " was not searched: " << p.error
+        << "\n";
   auto share = [&](int k) {
     return std::to_string(k) + " of " + std::to_string(n) + " problems (" + fmt(n ? 100.0 * k / n : 0, "%.0f") + " %)";
   };
