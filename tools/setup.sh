@@ -15,6 +15,7 @@ packages=(
   librocksdb-dev                            # the search store (storage/ only)
   libcaf-dev                                # the actor engine (actors/ only)
   catch2                                    # tests
+  iproute2                                  # the cluster's network-cut test (ip netns; skipped without the privilege)
 )
 if [ "$(id -u)" -ne 0 ]; then echo "tools/setup.sh: run as root (it installs Debian packages)" >&2; exit 1; fi
 missing=()

@@ -220,7 +220,28 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         dispatch(self);
         return {};
       },
-      [self](atoms::console_atom, const std::vector<std::string>& words) -> std::string {
+      [self](atoms::console_atom, const std::vector<std::string>& words) -> caf::result<std::string> {
+        auto& st = self->state;
+        if (!words.empty() && (words[0] == "pause" || words[0] == "resume" || words[0] == "cancel")) {
+          if (words.size() != 2) return "error: usage: " + words[0] + " SEARCH\n";
+          if (!st.search) return "error: this node's search has not started yet\n";
+          // The search's own id, fresh from it (the ticked status may not have arrived yet).
+          auto rp = self->make_response_promise<std::string>();
+          auto fail = [self, rp](caf::error& e) mutable { rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n"); };
+          self->request(st.search, std::chrono::seconds(10), atoms::status_atom::value)
+              .then(
+                  [self, rp, words, fail](SearchStatus& s) mutable {
+                    self->state.last_status = s;
+                    if (words[1] != s.search) {
+                      rp.deliver("error: search '" + words[1] + "' is not running on this node (it runs " + s.search + ")\n");
+                      return;
+                    }
+                    self->request(self->state.search, std::chrono::seconds(10), atoms::control_atom::value, words[0])
+                        .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); }, fail);
+                  },
+                  fail);
+          return rp;
+        }
         return cluster::console_command(words, view(self));
       },
       [self](atoms::start_atom, const caf::actor& search) { self->state.search = search; },

@@ -62,7 +62,7 @@ std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
   for (auto& r : v.store->searches()) {
     const Counts c = count(v.store->nodes(r.id));
     const SearchStatus* l = live_status(v, r.id);
-    const std::string state = r.finished ? "finished" : l ? "running" : "stopped";
+    const std::string state = r.finished ? "finished" : l ? (l->paused ? "paused" : "running") : "stopped";
     if (js) {
       o << (first ? "" : ",") << "{\"id\":" << quote(r.id) << ",\"problem\":" << quote(r.problem) << ",\"strategy\":" << quote(r.strategy)
         << ",\"state\":" << quote(state) << ",\"evaluated\":" << c.evaluated << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed
@@ -229,7 +229,10 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
            "node SEARCH NODE             one node: status, message, prompt, source, reports, diagnosis\n"
            "tree SEARCH [--depth N]      the search tree\n"
            "devices [--json]             the evaluators' devices: backend, state, evaluations, utilisation\n"
-           "stats [--json]               rates, queue depth, re-queues, utilisation while work waits\n";
+           "stats [--json]               rates, queue depth, re-queues, utilisation while work waits\n"
+           "pause SEARCH                 propose nothing new (candidates in flight finish)\n"
+           "resume SEARCH                carry on proposing\n"
+           "cancel SEARCH                stop the search for good (recorded as finished)\n";
   if (w[0] == "searches") return searches(w, v);
   if (w[0] == "show") return show(w, v);
   if (w[0] == "best") return best(w, v);
@@ -237,9 +240,10 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
   if (w[0] == "tree") return tree(w, v);
   if (w[0] == "devices") return devices(w, v);
   if (w[0] == "stats") return stats(w, v);
-  if (w[0] == "pause" || w[0] == "resume" || w[0] == "cancel" || w[0] == "submit")
-    return "error: '" + w[0] + "' is not supported by this node yet: a node runs the search of its config to the end "
-           "(stop it with Ctrl-C or SIGTERM; the same command resumes it)\n";
+  if (w[0] == "pause" || w[0] == "resume" || w[0] == "cancel") return "error: '" + w[0] + "' needs the running search (ask the node)\n";
+  if (w[0] == "submit")
+    return "error: 'submit' is not supported by this node yet: a node runs the search of its config (start another node "
+           "with its own config and store for another search)\n";
   return "error: unknown command '" + w[0] + "' (try `help`)\n";
 }
 

@@ -97,6 +97,7 @@ struct SearchStatus {
   double rate = 0;  // evaluations per second since start
   bool finished = false;
   std::string stop_reason;
+  bool paused = false;  // paused from the console: nothing new is proposed
 };
 
 }  // namespace kevolve

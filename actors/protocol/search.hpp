@@ -4,6 +4,8 @@
 //   scored : a node actor reports its final verdict (one-way, so thousands can be in flight)
 //   status : where the search stands
 //   tick   : the search's own timer (wall-clock budget)
+//   control: "pause" (no new candidates; those in flight finish), "resume", "cancel" (stop for good,
+//            recorded as finished) -> a line saying what happened, or "error: ..."
 #pragma once
 #include "actors/protocol/type_ids.hpp"
 
@@ -13,6 +15,7 @@ using search_actor = caf::typed_actor<caf::reacts_to<atoms::start_atom>,
                                       caf::reacts_to<atoms::state_atom, uint64_t, NodeState>,
                                       caf::reacts_to<atoms::scored_atom, NodeRecord, EvalResult>,
                                       caf::replies_to<atoms::status_atom>::with<SearchStatus>,
-                                      caf::reacts_to<atoms::tick_atom>>;
+                                      caf::reacts_to<atoms::tick_atom>,
+                                      caf::replies_to<atoms::control_atom, std::string>::with<std::string>>;
 
 }  // namespace kevolve

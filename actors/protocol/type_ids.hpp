@@ -82,7 +82,7 @@ template <class F> typename F::result_type inspect(F& f, ScoredNote& x) {
 }
 template <class F> typename F::result_type inspect(F& f, SearchStatus& x) {
   return f(caf::meta::type_name("SearchStatus"), x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node,
-           x.best_fitness, x.rate, x.finished, x.stop_reason);
+           x.best_fitness, x.rate, x.finished, x.stop_reason, x.paused);
 }
 
 }  // namespace kevolve
@@ -126,4 +126,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_ATOM(kevolve, kevolve::atoms, console_atom, "console")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, hello_atom, "hello")
   CAF_ADD_ATOM(kevolve, kevolve::atoms, prove_atom, "prove")
+  CAF_ADD_ATOM(kevolve, kevolve::atoms, control_atom, "control")
 CAF_END_TYPE_ID_BLOCK(kevolve)

@@ -28,6 +28,7 @@ struct SearchState {
   bool committing = false;
   int64_t committing_tasks = 0;   // nodes in the commit on its way to the store
   bool stopping = false;
+  bool paused = false;            // from the console: propose nothing new until resumed
   bool finished = false;
   std::string stop_reason;
   static inline const char* name = "search";
@@ -53,6 +54,7 @@ SearchStatus status(const SearchState& st) {
   r.rate = t > 0 ? static_cast<double>(r.evaluated) / t : 0;
   r.finished = st.finished;
   r.stop_reason = st.stop_reason;
+  r.paused = st.paused;
   return r;
 }
 
@@ -156,7 +158,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
 void fill(Self self) {
   auto& st = self->state;
   if (st.stopping) return maybe_finish(self);
-  if (st.operator_requests >= 2) return;
+  if (st.paused || st.operator_requests >= 2) return;
   const int64_t busy = st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
   int64_t want = st.s.config.max_in_flight - busy;
   const int64_t budget_left = st.s.config.budget.max_evaluations - static_cast<int64_t>(st.graph.size()) - st.making;
@@ -268,6 +270,26 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       [self](atoms::state_atom, uint64_t id, NodeState state) { self->state.graph.set_state(id, state); },
       [self](atoms::scored_atom, NodeRecord& n, EvalResult& r) { on_scored(self, n, r); },
       [self](atoms::status_atom) { return status(self->state); },
+      [self](atoms::control_atom, const std::string& what) -> std::string {
+        auto& st = self->state;
+        const std::string id = st.s.record.id;
+        if (st.finished || st.stopping) return "error: search " + id + " is already stopping or finished (" + st.stop_reason + ")";
+        if (what == "pause") {
+          st.paused = true;
+          return "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) + " candidate(s) in flight finish";
+        }
+        if (what == "resume") {
+          if (!st.paused) return "search " + id + " was not paused";
+          st.paused = false;
+          fill(self);
+          return "search " + id + " resumed";
+        }
+        if (what == "cancel") {
+          stop(self, "cancelled from the console");
+          return "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) + " candidate(s) in flight are scored";
+        }
+        return "error: unknown control '" + what + "' (expected pause, resume or cancel)";
+      },
       [self](atoms::tick_atom) {
         auto& st = self->state;
         if (st.finished) return;

@@ -137,7 +137,7 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   fs::remove(cfg);
 }
 
-TEST_CASE("a reply that is a diff against the parent is applied to it; one that does not apply is asked again", "[llm][engine]") {
+TEST_CASE("a reply that is a diff against the parent is applied to it, and one that does not apply is asked again", "[llm][engine]") {
   Server server;
   server.push({200, Server::openai_body(softmax_kernel(1))});
   // The mutation of node 1: first a diff whose context is not in node 1, then one that applies.

@@ -18,118 +18,13 @@
 #include <thread>
 
 #include "storage/store.hpp"
+#include "tests/actors/cluster/cluster_test_helpers.hpp"
 
 using namespace kevolve;
-namespace fs = std::filesystem;
+using namespace kevolve::cluster_test;
 
-namespace {
 
-const char* kSecret = "cluster-test-secret-0123456789";
-
-std::string bin(const std::string& name) { return std::string(KEVOLVE_BIN_DIR) + "/" + name; }
-
-// Starts `args` with stdout and stderr appended to `log`; `secret` goes into KEVOLVE_CLUSTER_SECRET.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& secret = kSecret) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setenv("KEVOLVE_CLUSTER_SECRET", secret.c_str(), 1);
-    freopen(log.c_str(), "a", stderr);
-    freopen(log.c_str(), "a", stdout);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-std::string slurp(const std::string& f) {
-  std::ifstream in(f);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Waits for `pid` up to `seconds`; returns its exit code, or -1 when it did not exit in time (then kills it).
-int wait_exit(pid_t pid, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  int st = 0;
-  while (std::chrono::steady_clock::now() < end) {
-    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &st, 0);
-  return -1;
-}
-
-// Runs the console once; returns (exit code, stdout).
-std::pair<int, std::string> console(const std::string& dir, const std::string& address, const std::vector<std::string>& words,
-                                    const std::string& secret = kSecret) {
-  static int n = 0;
-  const std::string out = dir + "/console-" + std::to_string(++n) + ".out";
-  std::vector<std::string> args{bin("kevolve-console"), address};
-  args.insert(args.end(), words.begin(), words.end());
-  const int rc = wait_exit(spawn(args, out, secret), 30);
-  return {rc, slurp(out)};
-}
-
-uint16_t free_port() {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  close(s);
-  return ntohs(a.sin_port);
-}
-
-std::string write_config(const std::string& dir, int budget, uint16_t port) {
-  const std::string path = dir + "/node.toml";
-  std::ofstream(path) << "[search]\nproblem = \"gelu\"\nid = \"cluster-test\"\nbackend = \"null\"\noperator = \"null\"\nmax_in_flight = 8\n"
-                         "build_workers = 1\n\n[strategy]\nname = \"greedy\"\n\n[budget]\nevaluations = " << budget
-                      << "\n\n[store]\npath = \"" << dir << "/store\"\ncheckpoint_seconds = 0\n\n[cluster]\nlisten = \"127.0.0.1:" << port
-                      << "\"\nheartbeat = 0.5\n";
-  return path;
-}
-
-int64_t evaluated(const std::string& dir, const std::string& address) {
-  auto [rc, out] = console(dir, address, {"searches", "--json"});
-  std::smatch m;
-  if (rc != 0 || !std::regex_search(out, m, std::regex("\"evaluated\":([0-9]+)"))) return -1;
-  return std::stoll(m[1]);
-}
-
-bool wait_for(const std::function<bool()>& f, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return false;
-}
-
-std::set<uint64_t> scored(const std::string& store) {
-  std::set<uint64_t> s;
-  auto st = Store::open(store, true);
-  if (!st) return s;
-  for (auto& n : (*st)->nodes("cluster-test"))
-    if (n.scored()) s.insert(n.id);
-  return s;
-}
-
-struct TempDir {
-  std::string path = (fs::temp_directory_path() / ("kevolve-cluster-" + std::to_string(getpid()) + "-" + std::to_string(rand()))).string();
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-}  // namespace
-
-TEST_CASE("a node, two evaluators and a console run a search; killing an evaluator mid-evaluation loses nothing", "[cluster]") {
+TEST_CASE("a node, two evaluators and a console run a search, and killing an evaluator mid-evaluation loses nothing", "[cluster]") {
   TempDir t;
   const int budget = 120;
   const uint16_t port = free_port();
@@ -163,6 +58,18 @@ TEST_CASE("a node, two evaluators and a console run a search; killing an evaluat
   auto [unknown_rc, unknown] = console(t.path, address, {"show", "no-such-search"});
   CHECK(unknown_rc == 1);
   CHECK(unknown.find("no search 'no-such-search'") != std::string::npos);
+
+  // Paused, the search proposes nothing new: once the candidates in flight are scored, the count stays.
+  auto [pause_rc, paused] = console(t.path, address, {"pause", "cluster-test"});
+  CHECK(pause_rc == 0);
+  CHECK(paused.find("search cluster-test paused") != std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const int64_t held = evaluated(t.path, address);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  CHECK(evaluated(t.path, address) == held);
+  CHECK(std::get<1>(console(t.path, address, {"searches"})).find("cluster-test  gelu  paused") != std::string::npos);
+  CHECK(std::get<0>(console(t.path, address, {"resume", "cluster-test"})) == 0);
+  REQUIRE(wait_for([&] { return evaluated(t.path, address) > held + 5; }, 30));
 
   // Both of its devices are busy (the queue never empties): kill -9 takes two evaluations with it.
   kill(e1, SIGKILL);
@@ -217,5 +124,34 @@ TEST_CASE("the node killed with kill -9 resumes from its store and the evaluator
   for (auto id : before) CHECK(after.count(id) == 1);  // nothing scored before the kill was lost
   kill(ev, SIGTERM);
   INFO(evlog);
+  CHECK(wait_exit(ev, 30) == 0);
+}
+
+TEST_CASE("cancel from the console ends the node's search, recorded as finished", "[cluster]") {
+  TempDir t;
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = write_config(t.path, 100000, port);
+  const std::string node_log = t.path + "/node.log";
+  const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
+  REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
+  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "50"},
+                         t.path + "/ev.log");
+  REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 10; }, 60));
+  auto [wrong_rc, wrong] = console(t.path, address, {"cancel", "other-search"});
+  CHECK(wrong_rc == 1);
+  CHECK(wrong.find("is not running on this node (it runs cluster-test)") != std::string::npos);
+  auto [rc, out] = console(t.path, address, {"cancel", "cluster-test"});
+  CHECK(rc == 0);
+  CHECK(out.find("search cluster-test cancelled") != std::string::npos);
+  REQUIRE(wait_exit(node, 60) == 0);
+  CHECK(slurp(node_log).find("finished: cancelled from the console") != std::string::npos);
+  auto st = Store::open(t.path + "/store", true);
+  REQUIRE(st);
+  auto rec = (*st)->search("cluster-test");
+  REQUIRE(rec);
+  CHECK(rec->finished);
+  CHECK(rec->stop_reason == "cancelled from the console");
+  kill(ev, SIGTERM);
   CHECK(wait_exit(ev, 30) == 0);
 }

@@ -29,7 +29,7 @@ TEST_CASE("honest CUDA kernels are correct and timed against torch", "[cuda][gpu
   }
 }
 
-TEST_CASE("a kernel that writes out of bounds is a runtime error with the CUDA text; the next one runs", "[cuda][gpu]") {
+TEST_CASE("a kernel that writes out of bounds is a runtime error with the CUDA text, and the next one runs", "[cuda][gpu]") {
   if (skip_without_gpu("out-of-bounds kernel")) return;
   const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/crashers/out_of_bounds.cu");
   INFO(r.message);

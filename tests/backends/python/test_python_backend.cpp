@@ -102,7 +102,7 @@ TEST_CASE("with its detector off, a cheater gets through: the detector is what c
   CHECK(r.status == EvalStatus::ok);
 }
 
-TEST_CASE("a candidate that raises, hangs or does not parse gets its status; the next one runs", "[python]") {
+TEST_CASE("a candidate that raises, hangs or does not parse gets its status, and the next one runs", "[python]") {
   if (no_torch_python()) return;
   const EvalResult raises = eval_py(kRelu, "tests/backends/python/crashers/raises.py");
   CHECK(raises.status == EvalStatus::runtime_error);
