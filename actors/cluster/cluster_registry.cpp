@@ -119,10 +119,14 @@ void dispatch(Self self) {
   auto& st = self->state;
   account(st);
   for (auto it = st.queue.begin(); it != st.queue.end();) {
+    // A free device of the job's backend, preferably one of the target the job was built for (another
+    // one rebuilds the candidate from source).
     size_t pick = st.devices.size();
     for (size_t i = 0; i < st.devices.size(); ++i) {
       const Device& d = st.devices[i];
-      if (d.alive && d.token == 0 && d.info.backend == it->job.backend) { pick = i; break; }
+      if (!d.alive || d.token != 0 || d.info.backend != it->job.backend) continue;
+      if (pick == st.devices.size()) pick = i;
+      if (d.info.arch == it->job.target) { pick = i; break; }
     }
     if (pick == st.devices.size()) { ++it; continue; }
     Device& d = st.devices[pick];

@@ -13,6 +13,7 @@
 #include "actors/device/device_registry.hpp"
 #include "actors/engine/engine.hpp"
 #include "actors/protocol/cluster.hpp"
+#include "backends/build_target.hpp"
 
 namespace kevolve::cluster {
 namespace {
@@ -39,11 +40,7 @@ DeviceInfo describe(const EvaluatorOptions& o, int index) {
   d.name = o.backend == "cuda" ? "CUDA device " + std::to_string(index) + " (the worker reports the model with each evaluation)"
            : o.backend == "null" ? "null device (synthetic results)"
                                  : cpu_model();
-#if defined(__x86_64__)
-  d.arch = "x86_64";
-#elif defined(__aarch64__)
-  d.arch = "aarch64";
-#endif
+  d.arch = device_target(o.backend, index);
   d.fingerprint = "kevolve evaluator built with " __VERSION__;
   return d;
 }
@@ -58,7 +55,8 @@ void run_evaluator(const EvaluatorOptions& o) {
   configure_network(cfg, o.heartbeat_s);
   caf::actor_system sys{cfg};
   std::vector<device_actor> devices;
-  for (int i = 0; i < o.devices; ++i) devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger}));
+  for (int i = 0; i < o.devices; ++i)
+    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : device_target(o.backend, i)}));
   double backoff = 1;
   int code = 0;
   while (!stopping(o)) {

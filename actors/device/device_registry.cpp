@@ -73,6 +73,19 @@ Expected<std::string> unpack(const EvalJob& job, BuiltCandidate& b) {
   return R(dir);
 }
 
+// The job was built for another machine (another instruction set or GPU architecture): build it here,
+// for this device, and evaluate that build. The verdict's profile says so.
+EvalResult rebuild_and_evaluate(DeviceState& st, const ProblemSpec& spec, const EvalJob& job) {
+  EvalOptions o = job.options;
+  const std::string& t = st.setup.target;
+  if (t.rfind("cuda:sm_", 0) == 0) o.arch = t.substr(5);
+  BuiltCandidate b = build_candidate(st.setup.backend, job.candidate, o);
+  EvalResult r = b.verdict ? *b.verdict : st.backend->evaluate(spec, b, o);
+  remove_build_dir(b.dir);
+  r.profile = "rebuilt on this evaluator for " + t + " (the node built it for " + job.target + ")\n" + r.profile;
+  return r;
+}
+
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
   if (setup.backend != "null") self->state.backend = make_backend(setup.backend);
@@ -100,6 +113,8 @@ device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> s
         b.build = job.build.build;
         b.dir = job.build.dir;
         b.entry = job.build.entry;
+        if (!st.setup.target.empty() && !job.target.empty() && job.target != st.setup.target && !job.candidate.source.empty())
+          return rebuild_and_evaluate(st, it->second, job);
         if (job.files.empty()) return st.backend->evaluate(it->second, b, job.options);
         // Built on another node: evaluate from a private copy of the build folder.
         auto local = unpack(job, b);

@@ -13,6 +13,7 @@ struct DeviceSetup {
   int devices = 1;
   double null_delay_ms = 0;
   std::string null_ledger;
+  std::string target;  // set on an evaluator: jobs built for another target are rebuilt here from source
 };
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup);

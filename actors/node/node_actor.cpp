@@ -1,6 +1,7 @@
 #include "actors/node/node_actor.hpp"
 
 #include "backends/backend.hpp"
+#include "backends/build_target.hpp"
 
 namespace kevolve {
 namespace {
@@ -40,7 +41,7 @@ void evaluate(Self self, BuildOutcome built) {
   auto& t = self->state.task;
   t.node.state = NodeState::queued;
   self->send(self->state.search, atoms::state_atom::value, t.node.id, t.node.state);
-  EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options};
+  EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options, {}, build_target(t.backend, t.options), t.candidate};
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
           [self, dir = built.dir](EvalResult r) {

@@ -74,6 +74,10 @@ struct EvalJob {
   // Set when the job goes to an evaluator on another node: the files of build.dir by name. The
   // evaluator writes them into a folder of its own and evaluates from there.
   std::map<std::string, std::string> files;
+  // What the build was made for (backends/build_target.hpp) and the candidate itself: an evaluator whose
+  // own target differs rebuilds it from source instead of running a binary built for another machine.
+  std::string target;
+  Candidate candidate;
 };
 
 // evaluator -> coordinator, once per device: what it is and where it runs (stored with each evaluation
@@ -84,7 +88,7 @@ struct DeviceInfo {
   int index = 0;         // device index within the evaluator
   std::string backend;   // cpu | cuda | null
   std::string name;      // e.g. "NVIDIA H200 (sm_90)" or the CPU model
-  std::string arch;      // sm_90, x86-64-v3, ...
+  std::string arch;      // its build target: "cpu:znver3", "cuda:sm_90", ... (backends/build_target.hpp)
   std::string fingerprint;  // device, driver, compiler versions in one line
 };
 

@@ -66,7 +66,8 @@ template <class F> typename F::result_type inspect(F& f, BuildOutcome& x) {
   return f(caf::meta::type_name("BuildOutcome"), x.decided, x.verdict, x.build, x.dir, x.entry);
 }
 template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
-  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options, x.files);
+  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options, x.files, x.target,
+           x.candidate);
 }
 template <class F> typename F::result_type inspect(F& f, DeviceInfo& x) {
   return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint);

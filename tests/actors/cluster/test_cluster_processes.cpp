@@ -155,3 +155,33 @@ TEST_CASE("cancel from the console ends the node's search, recorded as finished"
   kill(ev, SIGTERM);
   CHECK(wait_exit(ev, 30) == 0);
 }
+
+TEST_CASE("an evaluator whose build target differs from the node's rebuilds each candidate from source", "[cluster]") {
+  TempDir t;
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = t.path + "/node.toml";
+  std::ofstream(config) << "[search]\nproblem = \"gelu\"\nid = \"cluster-cpu\"\nbackend = \"cpu\"\noperator = \"template\"\nmax_in_flight = 1\n"
+                           "retime_top = 0\n\n[strategy]\nname = \"greedy\"\n\n[budget]\nevaluations = 2\n\n[store]\npath = \"" << t.path
+                        << "/store\"\ncheckpoint_seconds = 0\n\n[eval]\nmin_time = 0.02\n\n[cluster]\nlisten = \"" << address << "\"\n";
+  const std::string node_log = t.path + "/node.log";
+  const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
+  REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
+  setenv("KEVOLVE_BUILD_TARGET", "cpu:some-other-machine", 1);  // what this evaluator reports about itself
+  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "cpu"}, t.path + "/ev.log");
+  unsetenv("KEVOLVE_BUILD_TARGET");
+  REQUIRE(wait_exit(node, 300) == 0);
+  kill(ev, SIGTERM);
+  CHECK(wait_exit(ev, 30) == 0);
+  auto st = Store::open(t.path + "/store", true);
+  REQUIRE(st);
+  const auto nodes = (*st)->nodes("cluster-cpu");
+  REQUIRE(nodes.size() == 2);
+  for (auto& n : nodes) {
+    CHECK(n.correct());
+    auto profile = (*st)->artifact("cluster-cpu", n.id, "profile");
+    REQUIRE(profile);
+    CHECK(profile->find("rebuilt on this evaluator for cpu:some-other-machine (the node built it for cpu:") != std::string::npos);
+    CHECK(profile->find("evaluated on ") == 0);
+  }
+}

@@ -1,0 +1,54 @@
+#include "backends/build_target.hpp"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace kevolve {
+namespace {
+
+// The first line of a command's output ("" when it fails).
+std::string first_line(const std::string& cmd) {
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen((cmd + " 2>/dev/null").c_str(), "r"), pclose);
+  if (!p) return {};
+  std::array<char, 512> buf{};
+  std::string s = fgets(buf.data(), buf.size(), p.get()) ? buf.data() : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// gcc's resolution of -march=native on this machine (e.g. "znver3", "sapphirerapids"), asked once.
+const std::string& native_march() {
+  static const std::string m = [] {
+    std::string line = first_line("g++ -march=native -Q --help=target | grep -m1 -E '^ +-march='");
+    const auto eq = line.find('=');
+    std::string v = eq == std::string::npos ? "" : line.substr(eq + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    return v.empty() ? std::string("unknown") : v;
+  }();
+  return m;
+}
+
+}  // namespace
+
+std::string build_target(const std::string& backend, const EvalOptions& o) {
+  if (const char* t = std::getenv("KEVOLVE_BUILD_TARGET"); t && *t) return t;
+  if (backend == "cpu") return "cpu:" + native_march();
+  if (backend == "cuda") return "cuda:" + o.arch;
+  return backend;
+}
+
+std::string device_target(const std::string& backend, int index) {
+  if (const char* t = std::getenv("KEVOLVE_BUILD_TARGET"); t && *t) return t;
+  if (backend == "cuda") {
+    // "9.0" -> "sm_90"
+    const std::string cap = first_line("nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + std::to_string(index));
+    const auto dot = cap.find('.');
+    if (dot == std::string::npos) return "cuda:unknown";
+    return "cuda:sm_" + cap.substr(0, dot) + cap.substr(dot + 1);
+  }
+  return build_target(backend, EvalOptions{});
+}
+
+}  // namespace kevolve
