@@ -205,10 +205,14 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(cl, "cluster", "secret_env", c.cluster.secret_env);
     r.get(cl, "cluster", "eval_timeout", c.cluster.eval_timeout_s, 1, 1e6);
     r.get(cl, "cluster", "heartbeat", c.cluster.heartbeat_s, 0.05, 600);
-    for (const char* k : {"tls_cert", "tls_key", "tls_ca"})
-      if (cl && cl->contains(k))
-        r.fail(std::string("cluster.") + k, "TLS for the cluster protocol is not supported by this build yet (keep the node on loopback "
-                                           "or a private network; the shared secret still guards every handle)");
+    r.get(cl, "cluster", "tls_cert", c.cluster.tls_cert);
+    r.get(cl, "cluster", "tls_key", c.cluster.tls_key);
+    r.get(cl, "cluster", "tls_ca", c.cluster.tls_ca);
+    const int tls = !c.cluster.tls_cert.empty() + !c.cluster.tls_key.empty() + !c.cluster.tls_ca.empty();
+    if (tls != 0 && tls != 3)
+      r.fail(c.cluster.tls_ca.empty() ? "cluster.tls_ca" : c.cluster.tls_cert.empty() ? "cluster.tls_cert" : "cluster.tls_key",
+             "missing: TLS needs tls_cert, tls_key and tls_ca together (without a CA file the peers are not authenticated, "
+             "which this node refuses)");
 
     if (c.search_id.empty()) {
       std::string p = c.problem;

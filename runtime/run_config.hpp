@@ -42,6 +42,7 @@ struct RunConfig {
     std::string secret_env = "KEVOLVE_CLUSTER_SECRET";  // the variable that holds the shared secret
     double eval_timeout_s = 900;                      // a remote evaluation without an answer by then is re-queued
     double heartbeat_s = 1;                           // connection heartbeats (a cut is noticed after 5 missed)
+    std::string tls_cert, tls_key, tls_ca;            // TLS (CAF's OpenSSL module): all three, or none
   } cluster;
   // null backend only
   double null_delay_ms = 0;         // simulated evaluation time

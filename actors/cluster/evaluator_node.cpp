@@ -52,7 +52,8 @@ bool stopping(const EvaluatorOptions& o) { return o.stop && o.stop->load(); }
 void run_evaluator(const EvaluatorOptions& o) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
-  configure_network(cfg, o.heartbeat_s);
+  const TlsFiles tls{o.tls_cert, o.tls_key, o.tls_ca};
+  configure_network(cfg, o.heartbeat_s, tls);
   caf::actor_system sys{cfg};
   std::vector<device_actor> devices;
   for (int i = 0; i < o.devices; ++i)
@@ -61,7 +62,7 @@ void run_evaluator(const EvaluatorOptions& o) {
   int code = 0;
   while (!stopping(o)) {
     JoinError why;
-    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why);
+    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, tls.on());
     if (!registry) {
       if (why.refused) { std::cerr << "kevolve evaluator: " << registry.error() << "\n"; code = 3; break; }
       std::cerr << "kevolve evaluator: " << registry.error() << "; retrying in " << backoff << " s\n";

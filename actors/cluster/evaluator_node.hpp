@@ -17,6 +17,7 @@ struct EvaluatorOptions {
   double null_delay_ms = 0;     // null backend: simulated evaluation time
   std::string null_ledger;      // null backend: append "search node" per evaluation (fault tests)
   double heartbeat_s = 1;
+  std::string tls_cert, tls_key, tls_ca;    // TLS: all three, or none
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler
 };
 

@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
 
 #include <cstdlib>
 
@@ -26,13 +27,13 @@ Expected<std::string> secret_from_env(const std::string& var) {
 }
 
 Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret, const std::string& role,
-                          JoinError* why) {
+                          JoinError* why, bool tls) {
   using R = Expected<caf::actor>;
   auto fail = [&](const std::string& text, bool refused) {
     if (why) *why = {text, refused};
     return R::failure(text);
   };
-  auto gate = sys.middleman().remote_actor<gatekeeper_actor>(host, port);
+  auto gate = tls ? caf::openssl::remote_actor<gatekeeper_actor>(sys, host, port) : sys.middleman().remote_actor<gatekeeper_actor>(host, port);
   if (!gate) return fail("cannot reach " + host + ":" + std::to_string(port) + ": " + sys.render(gate.error()), false);
   caf::scoped_actor self{sys};
   std::string nonce, err;

@@ -14,6 +14,12 @@
 
 namespace kevolve {
 
+// Certificate, key and CA file of TLS between cluster processes: all set, or TLS is off.
+struct TlsFiles {
+  std::string cert, key, ca;
+  bool on() const { return !cert.empty(); }
+};
+
 // `kevolve node`: the search's devices are evaluators in other processes that join over the network.
 struct ClusterOptions {
   std::string host = "127.0.0.1";  // where the gatekeeper listens
@@ -21,6 +27,7 @@ struct ClusterOptions {
   std::string secret;              // the shared secret evaluators and consoles prove
   double eval_timeout_s = 900;     // a remote evaluation without an answer by then is re-queued
   double heartbeat_s = 1;          // connection heartbeats, so a silent cut is noticed
+  TlsFiles tls;                    // set: CAF's OpenSSL module, peers authenticated by certificate
   std::function<void(uint16_t port)> on_listening;
 };
 
@@ -32,8 +39,9 @@ struct EngineOptions {
 };
 
 // Loads CAF's middleman into `cfg` with heartbeats every `heartbeat_s` and a connection considered lost
-// after five missed ones (for every process of a cluster: node, evaluator, console).
-void configure_network(caf::actor_system_config& cfg, double heartbeat_s);
+// after five missed ones (for every process of a cluster: node, evaluator, console); with `tls` on, also
+// CAF's OpenSSL module: both ends present certificates signed by the CA file, and verify each other's.
+void configure_network(caf::actor_system_config& cfg, double heartbeat_s, const TlsFiles& tls = {});
 
 // Runs (or resumes) the search of `config` to its end. Returns the final status, or an error (store
 // busy, spec mismatch with the stored search, ...). `op` makes the children.

@@ -32,6 +32,7 @@ int node(const std::string& config, const std::string& out, const std::string& s
   c.secret = *secret;
   c.eval_timeout_s = cfg->cluster.eval_timeout_s;
   c.heartbeat_s = cfg->cluster.heartbeat_s;
+  c.tls = {cfg->cluster.tls_cert, cfg->cluster.tls_key, cfg->cluster.tls_ca};
   c.on_listening = [host = c.host](uint16_t port) {
     std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join " << host << ":" << port
               << "; console: kevolve-console " << host << ":" << port << ")\n";
@@ -69,12 +70,21 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   e->add_option("--null-delay-ms", o->null_delay_ms, "null backend: simulated evaluation time")->check(CLI::Range(0.0, 1e6));
   e->add_option("--null-ledger", o->null_ledger, "null backend: append \"search node\" per finished evaluation to this file");
   e->add_option("--heartbeat", o->heartbeat_s, "Seconds between connection heartbeats (a cut is noticed after 5 missed)")->capture_default_str();
+  e->add_option("--tls-cert", o->tls_cert, "TLS: this evaluator's certificate (PEM), signed by the CA the node trusts")->check(CLI::ExistingFile);
+  e->add_option("--tls-key", o->tls_key, "TLS: its private key (PEM)")->check(CLI::ExistingFile);
+  e->add_option("--tls-ca", o->tls_ca, "TLS: the CA file that signed the node's certificate")->check(CLI::ExistingFile);
   e->footer("Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; a wrong secret ends it (exit 3).");
   e->callback([=, &exit_code] {
     auto addr = cluster::parse_address(*join);
     if (!addr) { std::cerr << "kevolve evaluator: --join " << addr.error() << "\n"; exit_code = 2; return; }
     auto secret = cluster::secret_from_env(*secret_env);
     if (!secret) { std::cerr << "kevolve evaluator: " << secret.error() << "\n"; exit_code = 2; return; }
+    const int tls = !o->tls_cert.empty() + !o->tls_key.empty() + !o->tls_ca.empty();
+    if (tls != 0 && tls != 3) {
+      std::cerr << "kevolve evaluator: TLS needs --tls-cert, --tls-key and --tls-ca together (without a CA the node is not authenticated)\n";
+      exit_code = 2;
+      return;
+    }
     cluster::EvaluatorOptions opt = *o;
     opt.host = addr->first;
     opt.port = addr->second;

@@ -20,7 +20,7 @@
 namespace {
 
 const char* kUsage =
-    "usage: kevolve-console HOST:PORT [--secret-env VAR] [COMMAND ARGS... [--json]]\n"
+    "usage: kevolve-console HOST:PORT [--secret-env VAR] [--tls-cert PEM --tls-key PEM --tls-ca PEM] [COMMAND ARGS... [--json]]\n"
     "  without a command: interactive (help lists the commands)\n";
 
 // Sends one command; returns false when the node answered with an error or did not answer.
@@ -59,17 +59,25 @@ int main(int argc, char** argv) {
   if (!addr) { std::cerr << "kevolve-console: " << addr.error() << "\n" << kUsage; return 2; }
   std::string secret_env = "KEVOLVE_CLUSTER_SECRET";
   std::vector<std::string> words;
+  kevolve::TlsFiles tls;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--secret-env" && i + 1 < args.size()) { secret_env = args[++i]; continue; }
+    if (args[i] == "--tls-cert" && i + 1 < args.size()) { tls.cert = args[++i]; continue; }
+    if (args[i] == "--tls-key" && i + 1 < args.size()) { tls.key = args[++i]; continue; }
+    if (args[i] == "--tls-ca" && i + 1 < args.size()) { tls.ca = args[++i]; continue; }
     words.push_back(args[i]);
   }
   auto secret = kevolve::cluster::secret_from_env(secret_env);
   if (!secret) { std::cerr << "kevolve-console: " << secret.error() << "\n"; return 2; }
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
-  kevolve::configure_network(cfg, 1.0);
+  if ((!tls.cert.empty() + !tls.key.empty() + !tls.ca.empty()) % 3 != 0) {
+    std::cerr << "kevolve-console: TLS needs --tls-cert, --tls-key and --tls-ca together\n";
+    return 2;
+  }
+  kevolve::configure_network(cfg, 1.0, tls);
   caf::actor_system sys{cfg};
-  auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console");
+  auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, tls.on());
   if (!registry) { std::cerr << "kevolve-console: " << registry.error() << "\n"; return 2; }
   if (!words.empty()) return ask(sys, *registry, words, std::cout) ? 0 : 1;
 

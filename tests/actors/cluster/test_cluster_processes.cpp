@@ -185,3 +185,45 @@ TEST_CASE("an evaluator whose build target differs from the node's rebuilds each
     CHECK(profile->find("evaluated on ") == 0);
   }
 }
+
+TEST_CASE("over TLS only peers with a certificate from the node's CA get through", "[cluster][tls]") {
+  TempDir t;
+  const std::string f = std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/tls/cluster/";
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = write_config(t.path, 60, port);
+  std::ofstream(config, std::ios::app) << "tls_cert = \"" << f << "cluster.pem\"\ntls_key = \"" << f << "cluster.key\"\ntls_ca = \"" << f
+                                       << "cluster-ca.pem\"\n";
+  const std::string node_log = t.path + "/node.log";
+  const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
+  REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
+  auto tls = [&](const std::string& who) {
+    return std::vector<std::string>{"--tls-cert", f + who + ".pem", "--tls-key", f + who + ".key", "--tls-ca", f + who + "-ca.pem"};
+  };
+  auto evaluator = [&](const std::vector<std::string>& extra, const std::string& log) {
+    std::vector<std::string> a{bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return spawn(a, log);
+  };
+  // Without TLS, and with a certificate from another CA, the handshake fails: no device joins.
+  const pid_t plain = evaluator({}, t.path + "/plain.log");
+  const pid_t stranger = evaluator(tls("stranger"), t.path + "/stranger.log");
+  REQUIRE(wait_for([&] { return slurp(t.path + "/plain.log").find("cannot reach") != std::string::npos &&
+                                slurp(t.path + "/stranger.log").find("cannot reach") != std::string::npos; }, 30));
+  CHECK(slurp(node_log).find("joined") == std::string::npos);
+  kill(plain, SIGTERM);
+  kill(stranger, SIGTERM);
+  CHECK(wait_exit(plain, 30) == 0);
+  CHECK(wait_exit(stranger, 30) == 0);
+
+  const pid_t good = evaluator(tls("cluster"), t.path + "/good.log");
+  std::vector<std::string> ask{"searches", "--json"};
+  const auto c = tls("cluster");
+  ask.insert(ask.begin(), c.begin(), c.end());
+  REQUIRE(wait_for([&] { return console(t.path, address, ask).second.find("\"evaluated\":") != std::string::npos; }, 30));
+  CHECK(console(t.path, address, {"searches"}).first == 2);  // a console without TLS cannot connect
+  REQUIRE(wait_exit(node, 120) == 0);
+  CHECK(scored(t.path + "/store").size() == 60);
+  kill(good, SIGTERM);
+  CHECK(wait_exit(good, 30) == 0);
+}
