@@ -73,3 +73,25 @@ TEST_CASE("the shipped LLM example config loads", "[config]") {
   CHECK(c->llm.token_budget == 2000000);
   CHECK(c->hardware == "auto");
 }
+
+TEST_CASE("the cluster section: listen address, secret variable, TLS only with a CA", "[config]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("kevolve-cluster-cfg-" + std::to_string(getpid()))).string();
+  std::filesystem::create_directories(dir);
+  auto load = [&](const std::string& cluster) {
+    std::ofstream(dir + "/c.toml") << "[search]\nproblem = \"gelu\"\n[cluster]\n" << cluster;
+    return load_run_config(dir + "/c.toml");
+  };
+  auto ok = load("listen = \"10.0.0.5:7411\"\nsecret_env = \"MY_SECRET\"\neval_timeout = 60\n");
+  REQUIRE(ok);
+  CHECK(ok->cluster.listen == "10.0.0.5:7411");
+  CHECK(ok->cluster.secret_env == "MY_SECRET");
+  CHECK(ok->cluster.eval_timeout_s == 60);
+  auto bad = load("listen = \"7411\"\n");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().find("cluster.listen") != std::string::npos);
+  auto no_ca = load("tls_cert = \"a.pem\"\ntls_key = \"a.key\"\n");
+  REQUIRE_FALSE(no_ca);
+  CHECK(no_ca.error().find("cluster.tls_ca") != std::string::npos);
+  CHECK(no_ca.error().find("not authenticated") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
