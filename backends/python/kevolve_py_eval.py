@@ -18,10 +18,12 @@ this torch has it.
 Prints one JSON object (--json) or a readable report. Exit status 0 when the candidate was evaluated.
 """
 import argparse
+import hashlib
 import ast
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -184,6 +186,51 @@ def summarize(samples_ns, threads):
     s = sorted(samples_ns)
     pick = lambda q: s[min(len(s) - 1, int(q * len(s)))] / 1e6
     return {"median_ms": statistics.median(s) / 1e6, "p10_ms": pick(0.1), "p90_ms": pick(0.9), "samples": len(s), "threads": threads}
+
+
+def compile_cache_key(a, dev):
+    """The reference's torch.compile timing depends on the problem file, the device, torch and the thread
+    count: measured once per such key (it costs a compilation) and reused by later candidates."""
+    with open(a.problem, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or platform.machine()
+    return "%s|%s|%s|torch %s|%d threads|seed %d|min_reps %d" % (os.path.basename(a.problem), digest, name, torch.__version__,
+                                                                 a.threads, a.seed, a.min_reps)
+
+
+def compile_cache_get(path, key):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            entry = json.load(f).get(key)
+    except (OSError, ValueError):
+        return None
+    if entry is None:
+        return None
+    entry = dict(entry)
+    entry["cached"] = True  # measured by an earlier evaluation (entry["measured"] says when), not in this one
+    return entry
+
+
+def compile_cache_put(path, key, value):
+    """Adds one entry; concurrent evaluators may race, the last writer wins (an entry is only ever re-measured)."""
+    if not path:
+        return
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            data = {}
+        data[key] = value
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
 
 
 def evaluate(a):
@@ -356,17 +403,24 @@ def evaluate(a):
         if res["candidate"]["median_ms"] > 0:
             res["speedup"] = res["reference"]["median_ms"] / res["candidate"]["median_ms"]
         if hasattr(torch, "compile"):
-            try:
-                compiled = torch.compile(model)
-                time_reference(compiled)  # warm-up: compilation
-                ct = []
-                while len(ct) < a.min_reps:
-                    ct += time_reference(compiled)
-                res["compile"] = summarize(ct, a.threads)
-                if res["candidate"]["median_ms"] > 0:
-                    res["compile_speedup"] = res["compile"]["median_ms"] / res["candidate"]["median_ms"]
-            except Exception as e:
-                res["compile"] = {"unavailable": "torch.compile failed: %s" % str(e).splitlines()[0][:200]}
+            key = compile_cache_key(a, dev)
+            cached = compile_cache_get(a.compile_cache, key)
+            if cached is not None:
+                res["compile"] = cached
+            else:
+                try:
+                    compiled = torch.compile(model)
+                    time_reference(compiled)  # warm-up: compilation
+                    ct = []
+                    while len(ct) < a.min_reps:
+                        ct += time_reference(compiled)
+                    res["compile"] = summarize(ct, a.threads)
+                    res["compile"]["measured"] = time.strftime("%Y-%m-%d %H:%M:%S")
+                    compile_cache_put(a.compile_cache, key, res["compile"])
+                except Exception as e:
+                    res["compile"] = {"unavailable": "torch.compile failed: %s" % str(e).splitlines()[0][:200]}
+            if "median_ms" in res["compile"] and res["candidate"]["median_ms"] > 0:
+                res["compile_speedup"] = res["compile"]["median_ms"] / res["candidate"]["median_ms"]
         else:
             res["compile"] = {"unavailable": "torch %s has no torch.compile" % torch.__version__}
         res["status"] = "ok"
@@ -402,6 +456,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=30, help="wall-clock seconds one command of the runner may take")
     ap.add_argument("--detector-off", action="append", default=[], choices=DETECTORS)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compile-cache", default="", help="JSON file keeping the reference's torch.compile timing per problem, "
+                    "device, torch and thread count (measured once, reused; empty: measure every time)")
     a = ap.parse_args()
     if a.trials < 5:
         ap.error("--trials must be at least 5")

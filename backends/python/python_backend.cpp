@@ -180,6 +180,16 @@ EvalResult PythonBackend::evaluate_reference(const ProblemSpec& spec, const Eval
   return r;
 }
 
+// Where the reference's torch.compile timings are kept across evaluations: $KEVOLVE_CACHE_DIR, else
+// $XDG_CACHE_HOME/kevolve, else ~/.cache/kevolve ("" when none can be named).
+static std::string compile_cache_file() {
+  std::string dir;
+  if (const char* d = std::getenv("KEVOLVE_CACHE_DIR"); d && *d) dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/kevolve";
+  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/kevolve";
+  return dir.empty() ? "" : dir + "/torch-compile-baselines.json";
+}
+
 EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o, bool reference) {
   const std::string py = torch_python();
   if (py.empty())
@@ -189,6 +199,7 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
                                 "--threads", std::to_string(threads), "--trials", std::to_string(o.trials), "--seed", std::to_string(o.seed),
                                 "--min-time", std::to_string(o.min_time_s), "--min-reps", std::to_string(o.min_reps), "--max-reps",
                                 std::to_string(o.max_reps), "--timeout", std::to_string(o.call_timeout_s)};
+  if (const std::string cache = compile_cache_file(); !cache.empty()) argv.insert(argv.end(), {"--compile-cache", cache});
   if (reference) argv.insert(argv.end(), {"--detector-off", "static"});
   if (!o.detectors.on(Detector::input_mutation)) argv.insert(argv.end(), {"--detector-off", "input_mutation"});
   if (!o.detectors.on(Detector::fresh_data)) argv.insert(argv.end(), {"--detector-off", "fresh_data"});
@@ -228,9 +239,12 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
       simdjson::ondemand::object co = c.get_object();
       if (!co["unavailable"].get(sv)) r.profile = "torch.compile: unavailable (" + std::string(sv) + ")\n";
       else {
+        std::string_view measured;
+        const bool cached = !co["measured"].get(measured) && (co.reset(), !co["cached"].error());
         co.reset();
         r.compiled = timing_from(co);
-        r.profile = "torch.compile of the reference: " + std::to_string(r.compiled.median_ms) + " ms\n";
+        r.profile = "torch.compile of the reference: " + std::to_string(r.compiled.median_ms) + " ms" +
+                    (cached ? " (measured by an earlier evaluation, " + std::string(measured) + ", and reused)" : "") + "\n";
       }
     }
     if (!obj["runner_log"].get(sv)) r.runner_log = std::string(sv);

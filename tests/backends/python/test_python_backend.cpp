@@ -284,3 +284,35 @@ TEST_CASE("kevolve run searches a KernelBench-format problem offline with framew
   CHECK(best.find("class Model(") == std::string::npos);                 // which never names the reference
   fs::remove_all(dir);
 }
+
+TEST_CASE("the reference's torch.compile timing is kept per problem file, device and torch, and reused", "[python]") {
+  // torch 1.13 (CI) has no torch.compile, so the cache is checked through the evaluator's own functions.
+  const fs::path dir = fs::temp_directory_path() / ("kevolve-compile-cache-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path problem = dir / "p.py", cache = dir / "cache" / "baselines.json", script = dir / "check.py";
+  std::ofstream(problem) << "# v1\n";
+  std::ofstream(script) << "import sys, types, torch\nsys.path.insert(0, sys.argv[1])\nimport kevolve_py_eval as e\n"
+                           "a = types.SimpleNamespace(problem=sys.argv[2], threads=2, seed=1, min_reps=10)\n"
+                           "k1 = e.compile_cache_key(a, torch.device('cpu'))\n"
+                           "assert e.compile_cache_get(sys.argv[3], k1) is None\n"
+                           "e.compile_cache_put(sys.argv[3], k1, {'median_ms': 1.5, 'measured': 'then'})\n"
+                           "got = e.compile_cache_get(sys.argv[3], k1)\n"
+                           "assert got['median_ms'] == 1.5 and got['cached'] is True, got\n"
+                           "open(sys.argv[2], 'w').write('# v2\\n')\n"
+                           "k2 = e.compile_cache_key(a, torch.device('cpu'))\n"
+                           "assert k2 != k1 and e.compile_cache_get(sys.argv[3], k2) is None\n"
+                           "a.threads = 1\n"
+                           "assert e.compile_cache_key(a, torch.device('cpu')) != k2\n"
+                           "print('cache ok')\n";
+  const std::string cmd = "/usr/bin/python3 " + script.string() + " " + std::string(KEVOLVE_SOURCE_DIR) + "/backends/python " +
+                          problem.string() + " " + cache.string() + " 2>&1";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    std::array<char, 512> buf{};
+    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
+    pclose(p);
+  }
+  INFO(out);
+  CHECK(out.find("cache ok") != std::string::npos);
+  fs::remove_all(dir);
+}
