@@ -12,7 +12,7 @@ struct EvaluatorOptions {
   std::string host;
   uint16_t port = 0;
   std::string secret;
-  std::string backend = "cpu";  // cpu | cuda | null
+  std::string backend = "cpu";  // cpu | cuda | python | python-cuda | null
   int devices = 1;
   double null_delay_ms = 0;     // null backend: simulated evaluation time
   std::string null_ledger;      // null backend: append "search node" per evaluation (fault tests)

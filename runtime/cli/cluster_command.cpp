@@ -62,8 +62,8 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<cluster::EvaluatorOptions>();
   auto secret_env = std::make_shared<std::string>("KEVOLVE_CLUSTER_SECRET");
   e->add_option("--join", *join, "The coordinator, HOST:PORT")->required();
-  e->add_option("--backend", o->backend, "cpu | cuda | null (synthetic results, for tests and benchmarks)")
-      ->check(CLI::IsMember({"cpu", "cuda", "null"}))
+  e->add_option("--backend", o->backend, "cpu | cuda | python | python-cuda (KernelBench-format problems) | null (synthetic results, for tests and benchmarks)")
+      ->check(CLI::IsMember({"cpu", "cuda", "python", "python-cuda", "null"}))
       ->capture_default_str();
   e->add_option("--devices", o->devices, "Devices to offer (each evaluates one candidate at a time)")->check(CLI::Range(1, 1024))->capture_default_str();
   e->add_option("--secret-env", *secret_env, "Environment variable that holds the shared secret")->capture_default_str();
