@@ -29,10 +29,13 @@ inline const char* kSecret = "cluster-test-secret-0123456789";
 inline std::string bin(const std::string& name) { return std::string(KEVOLVE_BIN_DIR) + "/" + name; }
 
 // Starts `args` with stdout and stderr appended to `log`; `secret` goes into KEVOLVE_CLUSTER_SECRET.
-inline pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& secret = kSecret) {
+// `input`, when given, becomes its standard input.
+inline pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& secret = kSecret,
+                   const std::string& input = "") {
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("KEVOLVE_CLUSTER_SECRET", secret.c_str(), 1);
+    if (!input.empty()) freopen(input.c_str(), "r", stdin);
     freopen(log.c_str(), "a", stderr);
     freopen(log.c_str(), "a", stdout);
     std::vector<char*> argv;

@@ -59,6 +59,16 @@ TEST_CASE("a node, two evaluators and a console run a search, and killing an eva
   CHECK(unknown_rc == 1);
   CHECK(unknown.find("no search 'no-such-search'") != std::string::npos);
 
+  // Interactive: commands read line by line until quit (here from a pipe-like file, as a script would).
+  std::ofstream(t.path + "/commands") << "devices\n\nstats\nfrobnicate\nquit\nsearches\n";
+  const pid_t repl = spawn({bin("kevolve-console"), address}, t.path + "/repl.out", kSecret, t.path + "/commands");
+  CHECK(wait_exit(repl, 30) == 0);
+  const std::string session = slurp(t.path + "/repl.out");
+  CHECK(session.find("null device (synthetic results)") != std::string::npos);
+  CHECK(session.find("evaluations/s, queue depth") != std::string::npos);
+  CHECK(session.find("error: unknown command 'frobnicate' (try `help`)") != std::string::npos);
+  CHECK(session.find("cluster-test  gelu") == std::string::npos);  // after quit nothing runs
+
   // Paused, the search proposes nothing new: once the candidates in flight are scored, the count stays.
   auto [pause_rc, paused] = console(t.path, address, {"pause", "cluster-test"});
   CHECK(pause_rc == 0);
