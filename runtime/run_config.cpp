@@ -1,5 +1,6 @@
 #include "runtime/run_config.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -196,7 +197,18 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);
     r.get(n, "null", "ledger", c.null_ledger);
 
-    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca"});
+    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca", "searches", "stay"});
+    r.get(cl, "cluster", "stay", c.cluster.stay);
+    if (cl && cl->contains("searches")) {
+      auto arr = (*cl)["searches"].as_array();
+      if (!arr) r.fail("cluster.searches", "expected an array of config paths, e.g. [\"second.toml\"]");
+      const std::string base = std::filesystem::path(path).parent_path().string();
+      for (auto&& e : *arr) {
+        auto v = e.value<std::string>();
+        if (!v) r.fail("cluster.searches", "expected strings (config paths)");
+        c.cluster.searches.push_back(std::filesystem::path(*v).is_absolute() || base.empty() ? *v : base + "/" + *v);
+      }
+    }
     r.get(cl, "cluster", "listen", c.cluster.listen);
     if (auto colon = c.cluster.listen.rfind(':'); colon == std::string::npos || colon == 0 ||
                                                    c.cluster.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos ||

@@ -43,6 +43,8 @@ struct RunConfig {
     double eval_timeout_s = 900;                      // a remote evaluation without an answer by then is re-queued
     double heartbeat_s = 1;                           // connection heartbeats (a cut is noticed after 5 missed)
     std::string tls_cert, tls_key, tls_ca;            // TLS (CAF's OpenSSL module): all three, or none
+    std::vector<std::string> searches;                // further search configs the node starts (relative to this file)
+    bool stay = false;                                // keep serving when every search has ended (console submit)
   } cluster;
   // null backend only
   double null_delay_ms = 0;         // simulated evaluation time

@@ -41,8 +41,10 @@ struct RegistryState {
   std::vector<Device> devices;
   std::deque<Pending> queue;
   std::map<std::string, std::string> specs;  // problem -> encoded spec, sent to every device that joins
-  caf::actor search;
-  SearchStatus last_status;
+  std::vector<caf::actor> searches;             // the node's live searches
+  std::map<std::string, caf::actor> by_id;
+  std::map<std::string, SearchStatus> statuses;  // as last asked (every second)
+  caf::actor engine;                             // takes the console's submissions
   uint64_t next_token = 1;
   int64_t dispatched = 0, requeued = 0;
   Clock::time_point started = Clock::now();
@@ -152,12 +154,23 @@ void dispatch(Self self) {
   }
 }
 
+// Records a live search's status (and its id); a search that has ended keeps its last status.
+void ask_status(Self self, const caf::actor& search) {
+  self->request(search, std::chrono::seconds(5), atoms::status_atom::value)
+      .then(
+          [self, search](SearchStatus& s) {
+            self->state.by_id[s.search] = search;
+            self->state.statuses[s.search] = std::move(s);
+          },
+          [](caf::error&) {});
+}
+
 cluster::ClusterView view(Self self) {
   auto& st = self->state;
   account(st);
   cluster::ClusterView v;
   v.store = st.setup.store;
-  if (!st.last_status.search.empty()) v.live.push_back(st.last_status);
+  for (auto& [id, s] : st.statuses) v.live.push_back(s);
   for (auto& d : st.devices) {
     cluster::DeviceRow r;
     r.info = d.info;
@@ -228,32 +241,38 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         auto& st = self->state;
         if (!words.empty() && (words[0] == "pause" || words[0] == "resume" || words[0] == "cancel")) {
           if (words.size() != 2) return "error: usage: " + words[0] + " SEARCH\n";
-          if (!st.search) return "error: this node's search has not started yet\n";
-          // The search's own id, fresh from it (the ticked status may not have arrived yet).
+          auto it = st.by_id.find(words[1]);
+          if (it == st.by_id.end() || st.statuses[words[1]].finished) {
+            std::string running;
+            for (auto& [id, s] : st.statuses)
+              if (!s.finished) running += (running.empty() ? "" : ", ") + id;
+            return "error: search '" + words[1] + "' is not running on this node (running: " + (running.empty() ? "none" : running) + ")\n";
+          }
           auto rp = self->make_response_promise<std::string>();
-          auto fail = [self, rp](caf::error& e) mutable { rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n"); };
-          self->request(st.search, std::chrono::seconds(10), atoms::status_atom::value)
-              .then(
-                  [self, rp, words, fail](SearchStatus& s) mutable {
-                    self->state.last_status = s;
-                    if (words[1] != s.search) {
-                      rp.deliver("error: search '" + words[1] + "' is not running on this node (it runs " + s.search + ")\n");
-                      return;
-                    }
-                    self->request(self->state.search, std::chrono::seconds(10), atoms::control_atom::value, words[0])
-                        .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); }, fail);
-                  },
-                  fail);
+          self->request(it->second, std::chrono::seconds(10), atoms::control_atom::value, words[0])
+              .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); },
+                    [self, rp](caf::error& e) mutable { rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n"); });
+          return rp;
+        }
+        if (!words.empty() && words[0] == "submit") {
+          if (words.size() != 2) return "error: usage: submit CONFIG (a search config file on the node's machine)\n";
+          if (!st.engine) return "error: this node does not take submissions yet\n";
+          auto rp = self->make_response_promise<std::string>();
+          self->request(st.engine, std::chrono::seconds(120), atoms::submit_atom::value, words[1])
+              .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); },
+                    [self, rp](caf::error& e) mutable { rp.deliver("error: the node did not answer: " + self->system().render(e) + "\n"); });
           return rp;
         }
         return cluster::console_command(words, view(self));
       },
-      [self](atoms::start_atom, const caf::actor& search) { self->state.search = search; },
+      [self](atoms::start_atom, const caf::actor& search) {
+        self->state.searches.push_back(search);
+        ask_status(self, search);  // its id at once: the console may name it before the next tick
+      },
+      [self](atoms::submit_atom, const caf::actor& engine) { self->state.engine = engine; },
       [self](atoms::tick_atom) {
         self->delayed_send(self, std::chrono::seconds(1), atoms::tick_atom::value);
-        if (!self->state.search) return;
-        self->request(self->state.search, std::chrono::seconds(5), atoms::status_atom::value)
-            .then([self](SearchStatus& s) { self->state.last_status = std::move(s); }, [](caf::error&) {});
+        for (auto& s : self->state.searches) ask_status(self, s);
       },
   };
 }

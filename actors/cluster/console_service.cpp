@@ -232,7 +232,9 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
            "stats [--json]               rates, queue depth, re-queues, utilisation while work waits\n"
            "pause SEARCH                 propose nothing new (candidates in flight finish)\n"
            "resume SEARCH                carry on proposing\n"
-           "cancel SEARCH                stop the search for good (recorded as finished)\n";
+           "cancel SEARCH                stop the search for good (recorded as finished)\n"
+           "submit CONFIG                start another search on this node (a config file on the node's machine; same backend,\n"
+           "                             the node's store, farm and devices)\n";
   if (w[0] == "searches") return searches(w, v);
   if (w[0] == "show") return show(w, v);
   if (w[0] == "best") return best(w, v);
@@ -240,10 +242,8 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
   if (w[0] == "tree") return tree(w, v);
   if (w[0] == "devices") return devices(w, v);
   if (w[0] == "stats") return stats(w, v);
-  if (w[0] == "pause" || w[0] == "resume" || w[0] == "cancel") return "error: '" + w[0] + "' needs the running search (ask the node)\n";
-  if (w[0] == "submit")
-    return "error: 'submit' is not supported by this node yet: a node runs the search of its config (start another node "
-           "with its own config and store for another search)\n";
+  if (w[0] == "pause" || w[0] == "resume" || w[0] == "cancel" || w[0] == "submit")
+    return "error: '" + w[0] + "' needs the running node (ask it through the console)\n";
   return "error: unknown command '" + w[0] + "' (try `help`)\n";
 }
 

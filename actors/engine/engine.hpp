@@ -4,6 +4,7 @@
 #pragma once
 #include <atomic>
 #include <caf/fwd.hpp>
+#include <vector>
 #include <functional>
 #include <memory>
 
@@ -20,7 +21,16 @@ struct TlsFiles {
   bool on() const { return !cert.empty(); }
 };
 
+// A search ready to run: its config, problem and operator (made by the command line from a config file).
+struct PreparedSearch {
+  RunConfig config;
+  ProblemSpec spec;
+  std::shared_ptr<Operator> op;
+};
+
 // `kevolve node`: the search's devices are evaluators in other processes that join over the network.
+// The node may run further searches beside the first (same store, farm and devices): `more` at start,
+// and those the console submits (`prepare` turns a config path into a search).
 struct ClusterOptions {
   std::string host = "127.0.0.1";  // where the gatekeeper listens
   uint16_t port = 0;               // 0: any free port (see on_listening)
@@ -29,6 +39,10 @@ struct ClusterOptions {
   double heartbeat_s = 1;          // connection heartbeats, so a silent cut is noticed
   TlsFiles tls;                    // set: CAF's OpenSSL module, peers authenticated by certificate
   std::function<void(uint16_t port)> on_listening;
+  std::vector<PreparedSearch> more;
+  std::function<Expected<PreparedSearch>(const std::string& config_path)> prepare;
+  std::function<void(const RunConfig&, const ProblemSpec&)> on_finished;  // each further search, when it ends
+  bool stay = false;  // keep serving (and accepting submissions) when every search has ended
 };
 
 struct EngineOptions {

@@ -1,6 +1,7 @@
 #include "runtime/cli/cluster_command.hpp"
 
 #include <atomic>
+#include <filesystem>
 #include <csignal>
 #include <iostream>
 
@@ -33,6 +34,16 @@ int node(const std::string& config, const std::string& out, const std::string& s
   c.eval_timeout_s = cfg->cluster.eval_timeout_s;
   c.heartbeat_s = cfg->cluster.heartbeat_s;
   c.tls = {cfg->cluster.tls_cert, cfg->cluster.tls_key, cfg->cluster.tls_ca};
+  c.stay = cfg->cluster.stay;
+  for (auto& path : cfg->cluster.searches) {
+    auto p = prepare_search(path, store);
+    if (!p) { std::cerr << "kevolve node: " << config << ": cluster.searches: " << p.error() << "\n"; return 2; }
+    c.more.push_back(std::move(*p));
+  }
+  c.prepare = [store](const std::string& path) { return prepare_search(path, store); };
+  // Further searches write their reports beside the first one's: <folder of --out>/<search id>.
+  const std::string root = out.empty() ? "kevolve-out" : (std::filesystem::path(out).parent_path().empty() ? "." : std::filesystem::path(out).parent_path().string());
+  c.on_finished = [root](const RunConfig& rc, const ProblemSpec& spec) { write_search_report(rc, spec, root + "/" + rc.search_id); };
   c.on_listening = [host = c.host](uint16_t port) {
     std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join " << host << ":" << port
               << "; console: kevolve-console " << host << ":" << port << ")\n";
@@ -50,7 +61,7 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   n->add_option("--config", *config, "Search config with a [cluster] section (listen, secret_env, eval_timeout, heartbeat)")
       ->required()
       ->check(CLI::ExistingFile);
-  n->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
+  n->add_option("--out", *out, "Report folder of the config's search (default: kevolve-out/<search id>); further searches write theirs beside it, named by search id");
   n->add_option("--store", *store, "Store folder (overrides [store] path)");
   n->footer("Only a gatekeeper is published; peers prove the shared secret (HMAC-SHA256 challenge) before they get any other handle. "
             "Killed, the same command resumes the search from its store and evaluators reconnect by themselves. The search waits "

@@ -106,53 +106,65 @@ int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) 
   return 0;
 }
 
-int run(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
+}  // namespace
+
+Expected<PreparedSearch> prepare_search(const std::string& config_path, const std::string& store_override) {
+  using R = Expected<PreparedSearch>;
   auto cfg = load_run_config(config_path);
-  if (!cfg) { std::cerr << "kevolve run: " << cfg.error() << "\n"; return 2; }
+  if (!cfg) return R::failure(cfg.error());
   RunConfig c = *cfg;
   if (!store_override.empty()) c.store = store_override;
   c.hardware = resolve_hardware(c.backend, c.hardware);
   auto spec = resolve_problem(c.problem, {});
-  if (!spec) { std::cerr << "kevolve run: " << config_path << ": search.problem: " << spec.error() << "\n"; return 2; }
+  if (!spec) return R::failure(config_path + ": search.problem: " + spec.error());
   const std::string device = c.backend;  // for a KernelBench-format problem: the language of template kernels
   if (spec->reference == "python" && (c.backend == "cpu" || c.backend == "cuda")) {  // a KernelBench-format problem
     c.backend = c.backend == "cuda" ? "python-cuda" : "python";
-    if (!c.template_name.empty() && c.template_name != "rewrite") {
-      std::cerr << "kevolve run: " << config_path << ": search.template: '" << c.template_name
-                << "' (for a KernelBench-format problem: \"rewrite\" for framework rewrites only, or unset for rewrites and "
-                   "template kernels)\n";
-      return 2;
-    }
+    if (!c.template_name.empty() && c.template_name != "rewrite")
+      return R::failure(config_path + ": search.template: '" + c.template_name +
+                        "' (for a KernelBench-format problem: \"rewrite\" for framework rewrites only, or unset for rewrites and "
+                        "template kernels)");
   }
   std::shared_ptr<Operator> op;
   if (c.op == "null") {
     op = std::make_shared<NullOperator>();
   } else if (c.op == "replay") {
     auto recorded = load_recording(c.replay_store, c.replay_search);
-    if (!recorded) { std::cerr << "kevolve run: " << config_path << ": " << recorded.error() << "\n"; return 2; }
+    if (!recorded) return R::failure(config_path + ": " + recorded.error());
     op = std::make_shared<ReplayOperator>(std::move(*recorded));
   } else if (c.op == "llm") {
     auto made = make_llm_operator(c, *spec);
-    if (!made) { std::cerr << "kevolve run: " << config_path << ": " << made.error() << "\n"; return 2; }
+    if (!made) return R::failure(config_path + ": " + made.error());
     op = *made;
   } else if (c.backend == "python" || c.backend == "python-cuda") {
     // Framework rewrites of the problem's module and, where it computes one operator of a template family,
     // that template's kernels wrapped as ModelNew.
     auto s = kernelbench_operator(*spec, device, c.hardware, c.template_name.empty(), c.directed);
-    if (!s) { std::cerr << "kevolve run: " << config_path << ": " << s.error() << "\n"; return 2; }
+    if (!s) return R::failure(config_path + ": " + s.error());
     std::cerr << "kevolve: " << spec->name << ": " << s->note << "\n";
     op = s->op;
   } else {
     auto t = find_template(c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name,
                            default_knowledge_roots());
-    if (!t) { std::cerr << "kevolve run: " << t.error() << "\n"; return 2; }
+    if (!t) return R::failure(t.error());
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
-    if (!hw) { std::cerr << "kevolve run: " << config_path << ": search.hardware: " << hw.error() << "\n"; return 2; }
+    if (!hw) return R::failure(config_path + ": search.hardware: " + hw.error());
     t->hardware = hw->numbers;
     auto top = std::make_shared<TemplateOperator>(*t);
     if (c.directed) top->follow_directives(*spec);
     op = top;
   }
+  return PreparedSearch{c, *spec, op};
+}
+
+namespace {
+
+int run(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
+  auto prepared = prepare_search(config_path, store_override);
+  if (!prepared) { std::cerr << "kevolve run: " << prepared.error() << "\n"; return 2; }
+  const RunConfig c = prepared->config;
+  const ProblemSpec* spec = &prepared->spec;
+  std::shared_ptr<Operator> op = prepared->op;
   if (out.empty()) out = "kevolve-out/" + c.search_id;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -189,6 +201,8 @@ int run(const std::string& config_path, std::string out, const std::string& stor
 }
 
 }  // namespace
+
+int write_search_report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) { return report(c, spec, out); }
 
 int run_config(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
   return run(config_path, std::move(out), store_override, cluster);

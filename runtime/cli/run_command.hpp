@@ -7,11 +7,17 @@
 
 #include <string>
 
-namespace kevolve {
-struct ClusterOptions;
-}
+#include "actors/engine/engine.hpp"
 
 namespace kevolve::cli {
+
+// A config file made ready to run: the config (with `store_override` when given), its problem and its
+// operator. Errors name the file and the key.
+Expected<PreparedSearch> prepare_search(const std::string& config_path, const std::string& store_override);
+
+// Re-times the best candidates (config's retime_top) and writes report.json, report.html and best/ to `out`;
+// prints the summary lines. Returns the exit code.
+int write_search_report(const RunConfig& c, const ProblemSpec& spec, const std::string& out);
 
 // What `kevolve run` does, as a function: `cluster` set (by `kevolve node`) runs the search with
 // remote evaluators instead of local devices. Returns the exit code.

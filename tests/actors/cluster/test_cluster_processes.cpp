@@ -150,7 +150,7 @@ TEST_CASE("cancel from the console ends the node's search, recorded as finished"
   REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 10; }, 60));
   auto [wrong_rc, wrong] = console(t.path, address, {"cancel", "other-search"});
   CHECK(wrong_rc == 1);
-  CHECK(wrong.find("is not running on this node (it runs cluster-test)") != std::string::npos);
+  CHECK(wrong.find("is not running on this node (running: cluster-test)") != std::string::npos);
   auto [rc, out] = console(t.path, address, {"cancel", "cluster-test"});
   CHECK(rc == 0);
   CHECK(out.find("search cluster-test cancelled") != std::string::npos);
@@ -236,4 +236,51 @@ TEST_CASE("over TLS only peers with a certificate from the node's CA get through
   CHECK(scored(t.path + "/store").size() == 60);
   kill(good, SIGTERM);
   CHECK(wait_exit(good, 30) == 0);
+}
+
+TEST_CASE("a node runs the searches its config lists and one submitted from the console, sharing its devices", "[cluster]") {
+  TempDir t;
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = write_config(t.path, 150, port);
+  std::ofstream(config, std::ios::app) << "searches = [\"second.toml\"]\n";
+  auto search_config = [&](const std::string& file, const std::string& id, const std::string& problem, int budget) {
+    std::ofstream(t.path + "/" + file) << "[search]\nproblem = \"" << problem << "\"\nid = \"" << id << "\"\nbackend = \"null\"\n"
+                                       << "operator = \"null\"\nmax_in_flight = 4\n\n[budget]\nevaluations = " << budget << "\n";
+  };
+  search_config("second.toml", "second", "rmsnorm_fwd", 80);
+  search_config("third.toml", "third", "softmax_rows", 40);
+  std::ofstream(t.path + "/other-backend.toml") << "[search]\nproblem = \"gelu\"\nid = \"wrong\"\nbackend = \"cpu\"\n";
+  const std::string node_log = t.path + "/node.log";
+  const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out/first"}, node_log);
+  REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
+  CHECK(slurp(node_log).find("started search second on rmsnorm_fwd (null)") != std::string::npos);
+  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "40"},
+                         t.path + "/ev.log");
+  REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 10; }, 60));
+  auto [rc, out] = console(t.path, address, {"submit", t.path + "/third.toml"});
+  CHECK(rc == 0);
+  CHECK(out.find("started search third on softmax_rows (null)") != std::string::npos);
+  auto [bad_rc, bad] = console(t.path, address, {"submit", t.path + "/other-backend.toml"});
+  CHECK(bad_rc == 1);
+  CHECK(bad.find("uses the cpu backend; this node's searches use null") != std::string::npos);
+  auto [missing_rc, missing] = console(t.path, address, {"submit", t.path + "/nope.toml"});
+  CHECK(missing_rc == 1);
+  CHECK(missing.rfind("error: " + t.path + "/nope.toml", 0) == 0);
+  REQUIRE(wait_exit(node, 120) == 0);
+  kill(ev, SIGTERM);
+  CHECK(wait_exit(ev, 30) == 0);
+  auto st = Store::open(t.path + "/store", true);
+  REQUIRE(st);
+  for (auto [id, budget] : std::vector<std::pair<std::string, size_t>>{{"cluster-test", 150}, {"second", 80}, {"third", 40}}) {
+    auto rec = (*st)->search(id);
+    REQUIRE(rec);
+    CHECK(rec->finished);
+    size_t n = 0;
+    for (auto& node : (*st)->nodes(id)) n += node.scored();
+    CHECK(n == budget);
+  }
+  CHECK(fs::exists(t.path + "/out/first/report.json"));
+  CHECK(fs::exists(t.path + "/out/second/report.json"));
+  CHECK(fs::exists(t.path + "/out/third/report.json"));
 }
