@@ -230,7 +230,10 @@ TEST_CASE("over TLS only peers with a certificate from the node's CA get through
   std::vector<std::string> ask{"searches", "--json"};
   const auto c = tls("cluster");
   ask.insert(ask.begin(), c.begin(), c.end());
-  REQUIRE(wait_for([&] { return console(t.path, address, ask).second.find("\"evaluated\":") != std::string::npos; }, 30));
+  std::string last;
+  const bool answered = wait_for([&] { return (last = console(t.path, address, ask).second).find("\"evaluated\":") != std::string::npos; }, 60);
+  INFO("console: " << last << "\nnode log:\n" << slurp(node_log) << "\nevaluator log:\n" << slurp(t.path + "/good.log"));
+  REQUIRE(answered);
   CHECK(console(t.path, address, {"searches"}).first == 2);  // a console without TLS cannot connect
   REQUIRE(wait_exit(node, 120) == 0);
   CHECK(scored(t.path + "/store").size() == 60);
