@@ -226,6 +226,8 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
           return "backend '" + info.backend + "' (expected cpu, cuda, python, python-cuda or null)";
         auto& st = self->state;
         account(st);
+        for (auto& known : st.devices)
+          if (known.alive && known.hdl == hdl) return {};  // registered again after a lost answer: keep the one entry
         Device d;
         d.hdl = hdl;
         d.info = info;

@@ -71,15 +71,24 @@ void run_evaluator(const EvaluatorOptions& o) {
       continue;
     }
     caf::scoped_actor self{sys};
-    bool ok = true;
-    for (int i = 0; i < o.devices && ok; ++i)
+    // A refusal ends the evaluator; no answer (timeout, connection lost) is a connection problem: retry.
+    bool refused = false, answered = true;
+    for (int i = 0; i < o.devices && !refused && answered; ++i)
       self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, describe(o, i), caf::actor_cast<caf::actor>(devices[i]))
           .receive(
-              [&](std::string& refused) {
-                if (!refused.empty()) { std::cerr << "kevolve evaluator: device " << i << " refused: " << refused << "\n"; ok = false; }
+              [&](std::string& why) {
+                if (!why.empty()) { std::cerr << "kevolve evaluator: device " << i << " refused: " << why << "\n"; refused = true; }
               },
-              [&](caf::error& e) { std::cerr << "kevolve evaluator: registering device " << i << ": " << sys.render(e) << "\n"; ok = false; });
-    if (!ok) { code = 3; break; }
+              [&](caf::error& e) {
+                std::cerr << "kevolve evaluator: registering device " << i << ": " << sys.render(e) << "; reconnecting in " << backoff << " s\n";
+                answered = false;
+              });
+    if (refused) { code = 3; break; }
+    if (!answered) {
+      for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      backoff = std::min(30.0, backoff * 2);
+      continue;
+    }
     std::cerr << "kevolve evaluator: " << o.devices << " " << o.backend << " device(s) joined " << o.host << ":" << o.port << "\n";
     backoff = 1;
     self->monitor(*registry);
