@@ -6,6 +6,8 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "runtime/host_port.hpp"
+
 namespace kevolve {
 namespace {
 
@@ -210,10 +212,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       }
     }
     r.get(cl, "cluster", "listen", c.cluster.listen);
-    if (auto colon = c.cluster.listen.rfind(':'); colon == std::string::npos || colon == 0 ||
-                                                   c.cluster.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
-                                                   colon + 1 == c.cluster.listen.size() || std::stol(c.cluster.listen.substr(colon + 1)) > 65535)
-      r.fail("cluster.listen", "'" + c.cluster.listen + "' (expected HOST:PORT, e.g. \"127.0.0.1:7411\"; port 0 picks a free one)");
+    if (auto a = parse_host_port(c.cluster.listen, true); !a) r.fail("cluster.listen", a.error());
     r.get(cl, "cluster", "secret_env", c.cluster.secret_env);
     r.get(cl, "cluster", "eval_timeout", c.cluster.eval_timeout_s, 1, 1e6);
     r.get(cl, "cluster", "heartbeat", c.cluster.heartbeat_s, 0.05, 600);

@@ -59,6 +59,11 @@ void run_evaluator(const EvaluatorOptions& o) {
   for (int i = 0; i < o.devices; ++i)
     devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : device_target(o.backend, i)}));
   double backoff = 1;
+  // Waits `backoff` seconds (a stop request cuts it short), then doubles it up to 30 s.
+  auto back_off = [&] {
+    for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    backoff = std::min(30.0, backoff * 2);
+  };
   int code = 0;
   while (!stopping(o)) {
     JoinError why;
@@ -66,8 +71,7 @@ void run_evaluator(const EvaluatorOptions& o) {
     if (!registry) {
       if (why.refused) { std::cerr << "kevolve evaluator: " << registry.error() << "\n"; code = 3; break; }
       std::cerr << "kevolve evaluator: " << registry.error() << "; retrying in " << backoff << " s\n";
-      for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      backoff = std::min(30.0, backoff * 2);
+      back_off();
       continue;
     }
     caf::scoped_actor self{sys};
@@ -85,8 +89,7 @@ void run_evaluator(const EvaluatorOptions& o) {
               });
     if (refused) { code = 3; break; }
     if (!answered) {
-      for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      backoff = std::min(30.0, backoff * 2);
+      back_off();
       continue;
     }
     std::cerr << "kevolve evaluator: " << o.devices << " " << o.backend << " device(s) joined " << o.host << ":" << o.port << "\n";

@@ -11,15 +11,6 @@
 
 namespace kevolve::cluster {
 
-Expected<std::pair<std::string, uint16_t>> parse_address(const std::string& a) {
-  using R = Expected<std::pair<std::string, uint16_t>>;
-  const auto colon = a.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == a.size() || a.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
-      a.size() - colon > 6 || std::stol(a.substr(colon + 1)) > 65535 || std::stol(a.substr(colon + 1)) == 0)
-    return R::failure("'" + a + "' (expected HOST:PORT, e.g. 127.0.0.1:7411)");
-  return R({a.substr(0, colon), static_cast<uint16_t>(std::stol(a.substr(colon + 1)))});
-}
-
 Expected<std::string> secret_from_env(const std::string& var) {
   const char* v = std::getenv(var.c_str());
   if (!v || !*v) return Expected<std::string>::failure("the shared secret: environment variable " + var + " is not set (the node's [cluster] secret_env)");

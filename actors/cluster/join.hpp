@@ -14,9 +14,6 @@ struct JoinError {
   bool refused = false;  // the coordinator answered and said no (wrong secret): retrying will not help
 };
 
-// Splits "HOST:PORT". Fails with a message naming what was expected.
-Expected<std::pair<std::string, uint16_t>> parse_address(const std::string& address);
-
 // The registry handle, or why not (connection failed, timed out, refused).
 // `tls`: connect through CAF's OpenSSL module (the actor system must have been configured with it).
 Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret, const std::string& role,

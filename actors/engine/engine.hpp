@@ -19,6 +19,11 @@ namespace kevolve {
 struct TlsFiles {
   std::string cert, key, ca;
   bool on() const { return !cert.empty(); }
+  // Some but not all three given: refused (without a CA the peer is not authenticated).
+  bool partial() const {
+    const int n = !cert.empty() + !key.empty() + !ca.empty();
+    return n != 0 && n != 3;
+  }
 };
 
 // A search ready to run: its config, problem and operator (made by the command line from a config file).

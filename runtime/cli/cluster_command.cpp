@@ -9,6 +9,7 @@
 #include "actors/cluster/join.hpp"
 #include "actors/engine/engine.hpp"
 #include "runtime/cli/run_command.hpp"
+#include "runtime/host_port.hpp"
 #include "runtime/run_config.hpp"
 
 namespace kevolve::cli {
@@ -20,10 +21,10 @@ void on_stop(int) { g_stop = true; }
 int node(const std::string& config, const std::string& out, const std::string& store) {
   auto cfg = load_run_config(config);
   if (!cfg) { std::cerr << "kevolve node: " << cfg.error() << "\n"; return 2; }
-  const auto colon = cfg->cluster.listen.rfind(':');
+  const auto listen = parse_host_port(cfg->cluster.listen, true);  // validated by the config loader
   ClusterOptions c;
-  c.host = cfg->cluster.listen.substr(0, colon);
-  c.port = static_cast<uint16_t>(std::stol(cfg->cluster.listen.substr(colon + 1)));  // validated by the config loader
+  c.host = listen->first;
+  c.port = listen->second;
   auto secret = cluster::secret_from_env(cfg->cluster.secret_env);
   if (!secret) { std::cerr << "kevolve node: " << config << ": " << secret.error() << "\n"; return 2; }
   if (secret->size() < 16) {
@@ -42,7 +43,8 @@ int node(const std::string& config, const std::string& out, const std::string& s
   }
   c.prepare = [store](const std::string& path) { return prepare_search(path, store); };
   // Further searches write their reports beside the first one's: <folder of --out>/<search id>.
-  const std::string root = out.empty() ? "kevolve-out" : (std::filesystem::path(out).parent_path().empty() ? "." : std::filesystem::path(out).parent_path().string());
+  const std::filesystem::path out_parent = std::filesystem::path(out).parent_path();
+  const std::string root = out.empty() ? "kevolve-out" : out_parent.empty() ? "." : out_parent.string();
   c.on_finished = [root](const RunConfig& rc, const ProblemSpec& spec) { write_search_report(rc, spec, root + "/" + rc.search_id); };
   c.on_listening = [host = c.host](uint16_t port) {
     std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join " << host << ":" << port
@@ -86,12 +88,11 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   e->add_option("--tls-ca", o->tls_ca, "TLS: the CA file that signed the node's certificate")->check(CLI::ExistingFile);
   e->footer("Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; a wrong secret ends it (exit 3).");
   e->callback([=, &exit_code] {
-    auto addr = cluster::parse_address(*join);
+    auto addr = parse_host_port(*join);
     if (!addr) { std::cerr << "kevolve evaluator: --join " << addr.error() << "\n"; exit_code = 2; return; }
     auto secret = cluster::secret_from_env(*secret_env);
     if (!secret) { std::cerr << "kevolve evaluator: " << secret.error() << "\n"; exit_code = 2; return; }
-    const int tls = !o->tls_cert.empty() + !o->tls_key.empty() + !o->tls_ca.empty();
-    if (tls != 0 && tls != 3) {
+    if (TlsFiles{o->tls_cert, o->tls_key, o->tls_ca}.partial()) {
       std::cerr << "kevolve evaluator: TLS needs --tls-cert, --tls-key and --tls-ca together (without a CA the node is not authenticated)\n";
       exit_code = 2;
       return;

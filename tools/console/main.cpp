@@ -15,6 +15,7 @@
 #include "actors/cluster/join.hpp"
 #include "actors/engine/engine.hpp"
 #include "actors/protocol/cluster.hpp"
+#include "runtime/host_port.hpp"
 #include "tools/console/line_editor.hpp"
 
 namespace {
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
   }
-  auto addr = kevolve::cluster::parse_address(args[0]);
+  auto addr = kevolve::parse_host_port(args[0]);
   if (!addr) { std::cerr << "kevolve-console: " << addr.error() << "\n" << kUsage; return 2; }
   std::string secret_env = "KEVOLVE_CLUSTER_SECRET";
   std::vector<std::string> words;
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   if (!secret) { std::cerr << "kevolve-console: " << secret.error() << "\n"; return 2; }
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
-  if ((!tls.cert.empty() + !tls.key.empty() + !tls.ca.empty()) % 3 != 0) {
+  if (tls.partial()) {
     std::cerr << "kevolve-console: TLS needs --tls-cert, --tls-key and --tls-ca together\n";
     return 2;
   }

@@ -7,7 +7,7 @@
 
 #include "actors/cluster/console_service.hpp"
 #include "actors/cluster/hmac.hpp"
-#include "actors/cluster/join.hpp"
+#include "runtime/host_port.hpp"
 
 using namespace kevolve;
 namespace fs = std::filesystem;
@@ -25,12 +25,12 @@ TEST_CASE("the shared-secret proof holds only for the same secret, challenge and
 }
 
 TEST_CASE("addresses are HOST:PORT and errors say so", "[cluster]") {
-  auto a = cluster::parse_address("10.1.2.3:7411");
+  auto a = parse_host_port("10.1.2.3:7411");
   REQUIRE(a);
   CHECK(a->first == "10.1.2.3");
   CHECK(a->second == 7411);
   for (const char* bad : {"7411", "host:", ":7411", "host:70000", "host:12x", "host:0"}) {
-    auto b = cluster::parse_address(bad);
+    auto b = parse_host_port(bad);
     REQUIRE_FALSE(b);
     CHECK(b.error().find("expected HOST:PORT") != std::string::npos);
   }
