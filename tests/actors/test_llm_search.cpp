@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_support/shell.hpp"
 #include "../runtime/llm/fake_llm_server.hpp"
 #include "actors/engine/engine.hpp"
 #include "knowledge/knowledge_base.hpp"
@@ -56,12 +57,9 @@ RunConfig llm_search_config(const ProblemSpec& spec, const std::string& dir, con
 }
 
 int run_cli(const std::string& config, std::string& out) {
-  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + config + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  auto r = test::shell(std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + config + " 2>&1");
+  out += r.out;
+  return r.code;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_support/shell.hpp"
 #include "backends/python/python_backend.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
 
@@ -128,13 +129,9 @@ TEST_CASE("kevolve suite runs a folder of problems with the reference baseline a
   fs::copy(test::source_path("tests/backends/python/cheaters/wrong_values.py"), dir / "candidates" / "4_softmax__wrong.py");
   const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve suite " + (dir / "problems").string() + " --candidates " +
                           (dir / "candidates").string() + " --threads 2 --min-time 0.02 --out " + (dir / "table.md").string() + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int st = pclose(p);
+  const auto [st, out] = test::shell(cmd);
   INFO(out);
-  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(st == 0);
   CHECK(out.find("| 1_relu | (reference) | reference | ok |") != std::string::npos);
   CHECK(out.find("| 1_relu | 1_relu__honest.py | framework | ok |") != std::string::npos);
   CHECK(out.find("| 4_softmax | 4_softmax__wrong.py | framework | incorrect [mismatch] |") != std::string::npos);
@@ -197,12 +194,9 @@ std::vector<std::string> table_row(const std::string& table, const std::string& 
 }
 
 std::string run_kevolve(const std::string& args, int& status) {
-  FILE* p = popen((std::string(KEVOLVE_BIN_DIR) + "/kevolve " + args).c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  status = WEXITSTATUS(pclose(p));
-  return out;
+  auto r = test::shell(std::string(KEVOLVE_BIN_DIR) + "/kevolve " + args);
+  status = r.code;
+  return r.out;
 }
 
 }  // namespace
@@ -269,13 +263,9 @@ TEST_CASE("kevolve run searches a KernelBench-format problem offline with framew
                                   << "max_in_flight = 2\nretime_top = 1\n[budget]\nevaluations = 3\n[store]\npath = \"" << (dir / "store").string()
                                   << "\"\n[eval]\nthreads = 2\nmin_time = 0.02\n";
   const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + (dir / "run.toml").string() + " --out " + (dir / "out").string() + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int st = pclose(p);
+  const auto [st, out] = test::shell(cmd);
   INFO(out);
-  REQUIRE(WEXITSTATUS(st) == 0);
+  REQUIRE(st == 0);
   CHECK(out.find("python backend") != std::string::npos);
   CHECK(out.find("3 evaluated") != std::string::npos);
   REQUIRE(fs::exists(dir / "out" / "best" / "model_new.py"));
@@ -306,12 +296,7 @@ TEST_CASE("the reference's torch.compile timing is kept per problem file, device
                            "print('cache ok')\n";
   const std::string cmd = "/usr/bin/python3 " + script.string() + " " + std::string(KEVOLVE_SOURCE_DIR) + "/backends/python " +
                           problem.string() + " " + cache.string() + " 2>&1";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    std::array<char, 512> buf{};
-    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
-    pclose(p);
-  }
+  const std::string out = test::shell(cmd).out;
   INFO(out);
   CHECK(out.find("cache ok") != std::string::npos);
   fs::remove_all(dir);
