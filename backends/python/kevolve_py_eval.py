@@ -264,6 +264,9 @@ def evaluate(a):
             res["message"] = "%s: a KernelBench problem defines Model, get_inputs and get_init_inputs; '%s' is missing" % (a.problem, need)
             return res
     dev = torch.device(a.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        res.update(reason="harness", message="no usable CUDA device: torch %s on this machine sees none (torch.cuda.is_available() is false)" % torch.__version__)
+        return res
     work = tempfile.mkdtemp(prefix="kevolve-py-")
     runner = None
     try:
