@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 
 namespace kevolve {
@@ -30,6 +31,13 @@ const std::string& native_march() {
   return m;
 }
 
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
 }  // namespace
 
 std::string build_target(const std::string& backend, const EvalOptions& o) {
@@ -49,6 +57,22 @@ std::string device_target(const std::string& backend, int index) {
     return "cuda:sm_" + cap.substr(0, dot) + cap.substr(dot + 1);
   }
   return build_target(backend, EvalOptions{});
+}
+
+std::string device_model(const std::string& backend, int index) {
+  if (const char* m = std::getenv("KEVOLVE_DEVICE_MODEL"); m && *m) return m;
+  if (backend == "null") return "null device";
+  if (backend == "cuda" || backend == "python-cuda") {
+    const std::string name = first_line("nvidia-smi --query-gpu=name --format=csv,noheader -i " + std::to_string(index));
+    return name.empty() ? "unknown GPU" : name;
+  }
+  return cpu_model();
+}
+
+std::string device_class(const std::string& target, const std::string& model) { return target + " " + model; }
+
+std::string local_device_class(const std::string& backend, int index) {
+  return device_class(device_target(backend, index), device_model(backend, index));
 }
 
 }  // namespace kevolve

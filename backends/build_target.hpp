@@ -3,6 +3,11 @@
 // backend's name where the build does not depend on the machine (python). A coordinator stamps each job
 // with the target it built for; an evaluator whose own target differs rebuilds the candidate from source.
 // KEVOLVE_BUILD_TARGET overrides what this machine reports (e.g. to force evaluators to rebuild).
+//
+// A device class is a build target plus the device's model ("cuda:sm_90 NVIDIA H200", "cpu:znver3 AMD EPYC
+// 7B13"): measurements of one class are comparable, those of two classes are not (an H100 and an H200
+// share sm_90 but not their bandwidth). Every verdict carries the class of the device that gave it, and a
+// search keeps its fitness per class. KEVOLVE_DEVICE_MODEL overrides the model this machine reports.
 #pragma once
 #include <string>
 
@@ -16,5 +21,15 @@ std::string build_target(const std::string& backend, const EvalOptions& o);
 // The target of this machine's own device `index` for `backend` (cuda: asks nvidia-smi for the compute
 // capability; "cuda:unknown" when it cannot tell).
 std::string device_target(const std::string& backend, int index);
+
+// The model of this machine's device `index` for `backend`: the GPU's name (nvidia-smi) for cuda and
+// python-cuda, "null device" for null, else the CPU model (/proc/cpuinfo).
+std::string device_model(const std::string& backend, int index);
+
+// "<target> <model>": the class of a device (see above).
+std::string device_class(const std::string& target, const std::string& model);
+
+// The class of this machine's device `index` for `backend`.
+std::string local_device_class(const std::string& backend, int index);
 
 }  // namespace kevolve

@@ -101,7 +101,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
         r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm, cluster or null)");
     }
     auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers", "devices",
-                                "retime_top", "retime_min_time"});
+                                "retime_top", "retime_min_time", "device_class"});
     if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
     r.get(s, "search", "problem", c.problem);
     if (c.problem.empty()) r.fail("search.problem", "missing (expected a problem name such as \"rmsnorm_fwd\")");
@@ -125,6 +125,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);
     r.get(s, "search", "build_workers", c.build_workers, 0, 256);
     r.get(s, "search", "devices", c.devices, 1, 256);
+    r.get(s, "search", "device_class", c.device_class);
     r.get(s, "search", "retime_top", c.retime_top, 0, 20);
     r.get(s, "search", "retime_min_time", c.retime_min_time, 0.01, 60);
 

@@ -29,6 +29,9 @@ struct RunConfig {
   int max_in_flight = 4;           // candidates proposed but not yet scored
   int build_workers = 0;           // compile farm size; 0 = number of cores
   int devices = 1;                 // evaluation devices (CPU: 1, so timings do not contend)
+  // Only devices whose class ("cuda:sm_90 NVIDIA H200", backends/build_target.hpp) contains this text
+  // evaluate the search's candidates; "" = any. A local run refuses a value its own devices do not match.
+  std::string device_class;
   StrategyConfig strategy;
   TerminationConfig budget;
   std::string store = "kevolve-store";

@@ -27,6 +27,7 @@ std::string encode_node(const NodeRecord& n) {
   w.f64(n.fitness);
   w.f64(n.candidate_ms);
   w.f64(n.reference_ms);
+  w.str(n.device_class);
   return std::string(w.bytes().begin(), w.bytes().end());
 }
 
@@ -48,6 +49,7 @@ bool decode_node(const std::string& s, NodeRecord& n) {
     n.fitness = r.f64();
     n.candidate_ms = r.f64();
     n.reference_ms = r.f64();
+    n.device_class = r.done() ? "" : r.str();  // absent in records stored before device classes
     return r.done();
   } catch (const wire::DecodeError&) {
     return false;

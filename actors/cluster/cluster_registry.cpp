@@ -111,6 +111,7 @@ void finish(Self self, size_t i, uint64_t token, EvalResult r) {
   if (d.token != token) return;  // already re-queued (the device died or timed out meanwhile)
   d.token = 0;
   ++d.evaluated;
+  if (r.device_class.empty()) r.device_class = d.info.device_class;
   r.profile = "evaluated on " + d.info.host + " (evaluator pid " + std::to_string(d.info.pid) + ", device " + std::to_string(d.info.index) +
               ": " + d.info.name + "; " + d.info.fingerprint + ")\n" + r.profile;
   d.inflight.promise.deliver(std::move(r));
@@ -121,12 +122,13 @@ void dispatch(Self self) {
   auto& st = self->state;
   account(st);
   for (auto it = st.queue.begin(); it != st.queue.end();) {
-    // A free device of the job's backend, preferably one of the target the job was built for (another
-    // one rebuilds the candidate from source).
+    // A free device of the job's backend (and of the search's device class, when it names one), preferably
+    // one of the target the job was built for (another one rebuilds the candidate from source).
     size_t pick = st.devices.size();
     for (size_t i = 0; i < st.devices.size(); ++i) {
       const Device& d = st.devices[i];
       if (!d.alive || d.token != 0 || d.info.backend != it->job.backend) continue;
+      if (!it->job.device_class.empty() && d.info.device_class.find(it->job.device_class) == std::string::npos) continue;
       if (pick == st.devices.size()) pick = i;
       if (d.info.arch == it->job.target) { pick = i; break; }
     }

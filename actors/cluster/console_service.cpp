@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/json.hpp"
+#include "runtime/search/device_classes.hpp"
 
 namespace kevolve::cluster {
 namespace {
@@ -19,7 +20,7 @@ bool has_flag(const std::vector<std::string>& w, const std::string& f) { return 
 std::vector<std::string> positional(const std::vector<std::string>& w) {
   std::vector<std::string> p;
   for (size_t i = 1; i < w.size(); ++i) {
-    if (w[i] == "--depth") { ++i; continue; }
+    if (w[i] == "--depth" || w[i] == "--class") { ++i; continue; }
     if (w[i].rfind("--", 0) != 0) p.push_back(w[i]);
   }
   return p;
@@ -98,28 +99,61 @@ std::string show(const std::vector<std::string>& w, const ClusterView& v) {
       << ",\"best_fitness\":" << number(c.best_fitness) << ",\"by_status\":{";
     bool first = true;
     for (auto& [k, n] : by_status) { o << (first ? "" : ",") << quote(k) << ":" << n; first = false; }
-    o << "}}\n";
+    o << "},\"by_device_class\":[";
+    first = true;
+    for (auto& cs : scores_by_class(nodes)) {
+      o << (first ? "" : ",") << "{\"device_class\":" << quote(cs.device_class) << ",\"evaluated\":" << cs.evaluated
+        << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best << ",\"best_fitness\":" << number(cs.best_fitness)
+        << ",\"best_ms\":" << number(cs.best_ms) << "}";
+      first = false;
+    }
+    o << "]}\n";
     return o.str();
   }
   o << "search " << r->id << " on " << r->problem << " (" << r->strategy << ")" << (r->finished ? ", finished: " + r->stop_reason : "") << "\n"
     << "evaluated " << c.evaluated << ", correct " << c.correct << ", failed " << c.failed << ", in flight " << c.in_flight << "\n";
   for (auto& [k, n] : by_status) o << "  " << k << ": " << n << "\n";
   if (c.best) o << "best: node " << c.best << ", " << fmt(c.best_fitness) << "x\n";
+  const auto classes = scores_by_class(nodes);
+  if (!classes.empty()) o << "per device class (speedups measured on that class):\n";
+  for (auto& cs : classes)
+    o << "  " << cs.device_class << ": evaluated " << cs.evaluated << ", correct " << cs.correct
+      << (cs.best ? ", best node " + std::to_string(cs.best) + " " + fmt(cs.best_fitness) + "x (" + fmt(cs.best_ms, 4) + " ms)" : std::string()) << "\n";
   return o.str();
+}
+
+// The value of `--class TEXT` in the words ("" when absent).
+std::string class_option(const std::vector<std::string>& w) {
+  for (size_t i = 0; i + 1 < w.size(); ++i)
+    if (w[i] == "--class") return w[i + 1];
+  return "";
 }
 
 std::string best(const std::vector<std::string>& w, const ClusterView& v) {
   auto p = positional(w);
-  if (p.size() != 1) return "error: usage: best SEARCH\n";
+  if (p.size() != 1) return "error: usage: best SEARCH [--class TEXT]\n";
   if (!v.store->search(p[0])) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
   const auto nodes = v.store->nodes(p[0]);
-  const Counts c = count(nodes);
-  if (!c.best) return "search " + p[0] + " has no correct kernel yet\n";
+  Counts c = count(nodes);
+  const auto classes = scores_by_class(nodes);
   std::ostringstream o;
+  // Speedups of two device classes are not comparable: with more than one, list each class's best, and
+  // show the one of the class asked for (--class), else of the overall best's class.
+  if (classes.size() > 1)
+    for (auto& cs : classes)
+      o << "best on " << cs.device_class << ": "
+        << (cs.best ? "node " + std::to_string(cs.best) + ", " + fmt(cs.best_fitness) + "x" : std::string("no correct kernel")) << " ("
+        << cs.correct << " of " << cs.evaluated << " correct)\n";
+  if (const std::string want = class_option(w); !want.empty()) {
+    const ClassScore* cs = find_class(classes, want);
+    if (!cs) return "error: no device class of search " + p[0] + " contains '" + want + "' (see `show " + p[0] + "`)\n";
+    c.best = cs->best;
+  }
+  if (!c.best) return o.str() + "search " + p[0] + " has no correct kernel yet\n";
   for (auto& n : nodes)
     if (n.id == c.best)
       o << "best of " << p[0] << ": node " << n.id << ", " << fmt(n.fitness) << "x (candidate " << fmt(n.candidate_ms, 4) << " ms vs reference "
-        << fmt(n.reference_ms, 4) << " ms)\n" << n.message << "\n";
+        << fmt(n.reference_ms, 4) << " ms" << (n.device_class.empty() ? "" : ", on " + n.device_class) << ")\n" << n.message << "\n";
   if (auto src = v.store->artifact(p[0], c.best, "source")) o << "===== source =====\n" << *src << "\n";
   return o.str();
 }
@@ -133,6 +167,7 @@ std::string node(const std::vector<std::string>& w, const ClusterView& v) {
     std::ostringstream o;
     o << "node " << n.id << " of " << p[0] << ": " << n.op << ", state " << (n.scored() ? "scored" : "in flight");
     if (n.scored()) o << ", status " << status_name(n.status) << (n.reason.empty() ? "" : " [" + n.reason + "]") << ", fitness " << fmt(n.fitness);
+    if (!n.device_class.empty()) o << " on " << n.device_class;
     o << "\n";
     if (!n.message.empty()) o << "message: " << n.message << "\n";
     for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "runner_log", "placement"})
@@ -173,7 +208,7 @@ std::string devices(const std::vector<std::string>& w, const ClusterView& v) {
     const double util = d.joined_s > 0 ? d.busy_s / d.joined_s : 0;
     if (js) {
       o << (i ? "," : "") << "{\"host\":" << quote(d.info.host) << ",\"pid\":" << d.info.pid << ",\"index\":" << d.info.index
-        << ",\"backend\":" << quote(d.info.backend) << ",\"name\":" << quote(d.info.name) << ",\"arch\":" << quote(d.info.arch)
+        << ",\"backend\":" << quote(d.info.backend) << ",\"name\":" << quote(d.info.name) << ",\"arch\":" << quote(d.info.arch) << ",\"device_class\":" << quote(d.info.device_class)
         << ",\"fingerprint\":" << quote(d.info.fingerprint) << ",\"alive\":" << (d.alive ? "true" : "false")
         << ",\"busy\":" << (d.busy ? "true" : "false") << ",\"current\":" << quote(d.current) << ",\"evaluated\":" << d.evaluated
         << ",\"utilisation\":" << number(util) << "}";
@@ -224,8 +259,9 @@ const std::vector<std::string>& console_commands() {
 std::string console_command(const std::vector<std::string>& w, const ClusterView& v) {
   if (w.empty() || w[0] == "help")
     return "searches [--json]            every search in this node's store, with live rates\n"
-           "show SEARCH [--json]         one search: counts by status, best node\n"
-           "best SEARCH                  the best kernel's figures and source\n"
+           "show SEARCH [--json]         one search: counts by status, best node, counts and best per device class\n"
+           "best SEARCH [--class TEXT]   the best kernel's figures and source (with several device classes: each\n"
+           "                             class's best, and the source of the best on the class containing TEXT)\n"
            "node SEARCH NODE             one node: status, message, prompt, source, reports, diagnosis\n"
            "tree SEARCH [--depth N]      the search tree\n"
            "devices [--json]             the evaluators' devices: backend, state, evaluations, utilisation\n"

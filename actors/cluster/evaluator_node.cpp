@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -24,23 +23,15 @@ std::string host_name() {
   return b;
 }
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
 DeviceInfo describe(const EvaluatorOptions& o, int index) {
   DeviceInfo d;
   d.host = host_name();
   d.pid = getpid();
   d.index = index;
   d.backend = o.backend;
-  d.name = o.backend == "cuda" ? "CUDA device " + std::to_string(index) + " (the worker reports the model with each evaluation)"
-           : o.backend == "null" ? "null device (synthetic results)"
-                                 : cpu_model();
-  d.arch = device_target(o.backend, index);
+  d.name = device_model(o.backend, index);
+  d.arch = o.backend == "null" ? "null" : device_target(o.backend, index);
+  d.device_class = device_class(d.arch, d.name);
   d.fingerprint = "kevolve evaluator built with " __VERSION__;
   return d;
 }
@@ -56,8 +47,11 @@ void run_evaluator(const EvaluatorOptions& o) {
   configure_network(cfg, o.heartbeat_s, tls);
   caf::actor_system sys{cfg};
   std::vector<device_actor> devices;
-  for (int i = 0; i < o.devices; ++i)
-    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : device_target(o.backend, i)}));
+  std::vector<DeviceInfo> infos;
+  for (int i = 0; i < o.devices; ++i) {
+    const DeviceInfo& info = infos.emplace_back(describe(o, i));
+    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : info.arch, info.device_class}));
+  }
   double backoff = 1;
   // Waits `backoff` seconds (a stop request cuts it short), then doubles it up to 30 s.
   auto back_off = [&] {
@@ -78,7 +72,7 @@ void run_evaluator(const EvaluatorOptions& o) {
     // A refusal ends the evaluator; no answer (timeout, connection lost) is a connection problem: retry.
     bool refused = false, answered = true;
     for (int i = 0; i < o.devices && !refused && answered; ++i)
-      self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, describe(o, i), caf::actor_cast<caf::actor>(devices[i]))
+      self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, infos[i], caf::actor_cast<caf::actor>(devices[i]))
           .receive(
               [&](std::string& why) {
                 if (!why.empty()) { std::cerr << "kevolve evaluator: device " << i << " refused: " << why << "\n"; refused = true; }

@@ -14,6 +14,7 @@
 
 #include "actors/farm/farm.hpp"
 #include "backends/backend.hpp"
+#include "backends/build_target.hpp"
 #include "runtime/records_codec.hpp"
 
 namespace kevolve {
@@ -86,6 +87,8 @@ EvalResult rebuild_and_evaluate(DeviceState& st, const ProblemSpec& spec, const 
   return r;
 }
 
+EvalResult evaluate_job(DeviceState& st, const EvalJob& job);
+
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
   if (setup.backend != "null") self->state.backend = make_backend(setup.backend);
@@ -99,38 +102,45 @@ device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> s
         self->state.specs[problem] = std::move(spec);
       },
       [self](atoms::eval_atom, const EvalJob& job) -> EvalResult {
-        auto& st = self->state;
-        if (job.backend == "null") return null_eval(st, job);
-        auto it = st.specs.find(job.problem);
-        if (it == st.specs.end() || !st.backend) {
-          EvalResult r;
-          r.status = EvalStatus::harness_error;
-          r.reason = "device";
-          r.message = "this device has no spec for problem '" + job.problem + "' or no " + job.backend + " backend";
-          return r;
-        }
-        BuiltCandidate b;
-        b.build = job.build.build;
-        b.dir = job.build.dir;
-        b.entry = job.build.entry;
-        if (!st.setup.target.empty() && !job.target.empty() && job.target != st.setup.target && !job.candidate.source.empty())
-          return rebuild_and_evaluate(st, it->second, job);
-        if (job.files.empty()) return st.backend->evaluate(it->second, b, job.options);
-        // Built on another node: evaluate from a private copy of the build folder.
-        auto local = unpack(job, b);
-        if (!local) {
-          EvalResult r;
-          r.status = EvalStatus::harness_error;
-          r.reason = "device";
-          r.message = "could not write the candidate's files on this evaluator: " + local.error();
-          return r;
-        }
-        EvalResult r = st.backend->evaluate(it->second, b, job.options);
-        std::error_code ec;
-        std::filesystem::remove_all(*local, ec);
+        EvalResult r = evaluate_job(self->state, job);
+        r.device_class = self->state.setup.device_class;
         return r;
       },
   };
+}
+
+// One job on this device: the null backend's synthetic verdict, the candidate as built, a rebuild for this
+// device's target, or an evaluation from a private copy of files built on another node.
+EvalResult evaluate_job(DeviceState& st, const EvalJob& job) {
+  if (job.backend == "null") return null_eval(st, job);
+  auto it = st.specs.find(job.problem);
+  if (it == st.specs.end() || !st.backend) {
+    EvalResult r;
+    r.status = EvalStatus::harness_error;
+    r.reason = "device";
+    r.message = "this device has no spec for problem '" + job.problem + "' or no " + job.backend + " backend";
+    return r;
+  }
+  BuiltCandidate b;
+  b.build = job.build.build;
+  b.dir = job.build.dir;
+  b.entry = job.build.entry;
+  if (!st.setup.target.empty() && !job.target.empty() && job.target != st.setup.target && !job.candidate.source.empty())
+    return rebuild_and_evaluate(st, it->second, job);
+  if (job.files.empty()) return st.backend->evaluate(it->second, b, job.options);
+  // Built on another node: evaluate from a private copy of the build folder.
+  auto local = unpack(job, b);
+  if (!local) {
+    EvalResult r;
+    r.status = EvalStatus::harness_error;
+    r.reason = "device";
+    r.message = "could not write the candidate's files on this evaluator: " + local.error();
+    return r;
+  }
+  EvalResult r = st.backend->evaluate(it->second, b, job.options);
+  std::error_code ec;
+  std::filesystem::remove_all(*local, ec);
+  return r;
 }
 
 struct RegistryState : FarmState<device_actor, atoms::eval_atom, EvalJob, EvalResult> {
@@ -139,11 +149,13 @@ struct RegistryState : FarmState<device_actor, atoms::eval_atom, EvalJob, EvalRe
 
 device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryState> self, DeviceSetup setup) {
   for (int i = 0; i < setup.devices; ++i) {
+    DeviceSetup one = setup;
+    if (one.device_class.empty()) one.device_class = local_device_class(setup.backend, i);
     // Evaluations block on a worker process: such devices get threads of their own; null devices only
     // block when they simulate evaluation time.
     const bool blocking = setup.backend != "null" || setup.null_delay_ms > 0;
-    self->state.workers.push_back(blocking ? self->spawn<caf::detached + caf::linked>(device, setup)
-                                           : self->spawn<caf::linked>(device, setup));
+    self->state.workers.push_back(blocking ? self->spawn<caf::detached + caf::linked>(device, one)
+                                           : self->spawn<caf::linked>(device, one));
     self->state.busy.push_back(0);
   }
   return {

@@ -14,6 +14,9 @@ struct DeviceSetup {
   double null_delay_ms = 0;
   std::string null_ledger;
   std::string target;  // set on an evaluator: jobs built for another target are rebuilt here from source
+  // Stamped on every verdict (EvalResult::device_class); the registry fills it from this machine's device
+  // when empty, an evaluator from what it registers.
+  std::string device_class;
 };
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup);

@@ -16,6 +16,7 @@
 #include "actors/operator/operator_actor.hpp"
 #include "actors/search/search_actor.hpp"
 #include "actors/store/store_actor.hpp"
+#include "backends/build_target.hpp"
 #include "runtime/records_codec.hpp"
 
 namespace kevolve {
@@ -178,12 +179,18 @@ void stop_search(caf::scoped_actor& self, RunningSearch& r) {
 Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& spec, std::shared_ptr<Operator> op,
                                   const EngineOptions& options) {
   using R = Expected<SearchStatus>;
+  const ClusterOptions* cl = options.cluster;
+  if (!cl && !config.device_class.empty()) {
+    const std::string here = local_device_class(config.backend, 0);
+    if (here.find(config.device_class) == std::string::npos)
+      return R::failure(config.file + ": [search] device_class = \"" + config.device_class + "\" matches no device of this machine (its " +
+                        config.backend + " device is \"" + here + "\"); a node routes such a search to matching evaluators");
+  }
   auto opened = Store::open(config.store);
   if (!opened) return R::failure(opened.error());
   std::shared_ptr<Store> store = std::move(*opened);
   auto first = load_search(*store, config, spec, *op);
   if (!first) return R::failure(first.error());
-  const ClusterOptions* cl = options.cluster;
   const bool more_to_do = cl && (!cl->more.empty() || cl->stay);
   if (first->setup.record.finished && !more_to_do) return stored_status(first->setup);  // nothing to do: report what is stored
 
@@ -214,7 +221,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     }
     if (cl->on_listening) cl->on_listening(*port);
   } else {
-    sh.devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger});
+    sh.devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger, "", ""});
   }
 
   std::vector<RunningSearch> runs;
@@ -252,8 +259,9 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
         if (options.progress) options.progress(r.last);
         if (!r.last.finished) continue;
         stop_search(self, r);
-        // Reports: the caller writes the first search's; a node's others are written as they end.
-        if (!(first_started && i == 0) && cl && cl->on_finished) cl->on_finished(r.config, r.spec);
+        // Reports: the caller writes the first search's (a node that stays: as it ends, like the others,
+        // since such a node only ever ends by a signal); a node's others are written as they end.
+        if ((!(first_started && i == 0) || (cl && cl->stay)) && cl && cl->on_finished) cl->on_finished(r.config, r.spec);
       }
       if (first_started) last = runs.front().last;
       if (options.checkpoint_now && options.checkpoint_now->exchange(false)) {

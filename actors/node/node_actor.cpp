@@ -25,6 +25,7 @@ void report(Self self, EvalResult r) {
   n.fitness = r.status == EvalStatus::ok ? r.speedup : 0.0;
   n.candidate_ms = r.candidate.median_ms;
   n.reference_ms = r.reference.median_ms;
+  n.device_class = r.device_class;
   self->send(self->state.search, atoms::scored_atom::value, n, std::move(r));
   self->quit();
 }
@@ -41,7 +42,8 @@ void evaluate(Self self, BuildOutcome built) {
   auto& t = self->state.task;
   t.node.state = NodeState::queued;
   self->send(self->state.search, atoms::state_atom::value, t.node.id, t.node.state);
-  EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options, {}, build_target(t.backend, t.options), t.candidate};
+  EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options, {}, build_target(t.backend, t.options), t.candidate,
+             t.device_class};
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
           [self, dir = built.dir](EvalResult r) {

@@ -20,6 +20,7 @@ struct NodeTask {
   NodeRecord node;
   Candidate candidate;
   EvalOptions options;
+  std::string device_class;  // [search] device_class: only devices whose class contains this evaluate it ("" = any)
 };
 
 node_actor spawn_node_actor(caf::actor_system& sys, search_actor search, build_actor builds, device_actor devices,

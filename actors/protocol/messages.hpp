@@ -78,6 +78,9 @@ struct EvalJob {
   // own target differs rebuilds it from source instead of running a binary built for another machine.
   std::string target;
   Candidate candidate;
+  // [search] device_class: only a device whose class (DeviceInfo::device_class) contains this text takes the
+  // job; "" = any device of the backend.
+  std::string device_class;
 };
 
 // evaluator -> coordinator, once per device: what it is and where it runs (stored with each evaluation
@@ -90,6 +93,7 @@ struct DeviceInfo {
   std::string name;      // e.g. "NVIDIA H200 (sm_90)" or the CPU model
   std::string arch;      // its build target: "cpu:znver3", "cuda:sm_90", ... (backends/build_target.hpp)
   std::string fingerprint;  // device, driver, compiler versions in one line
+  std::string device_class;  // arch + model (backends/build_target.hpp): what a search's device_class pin matches
 };
 
 // search -> whoever asks: where the search stands.

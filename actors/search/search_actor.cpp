@@ -147,7 +147,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     if (!r.prompt.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "prompt", r.prompt}});
     if (!r.reply.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "reply", r.reply}});
     if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, ""};
-    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate, st.s.config.eval});
+    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate, st.s.config.eval, st.s.config.device_class});
   }
   if (st.make_failures > 200) stop(self, "the operator cannot propose anything new");
   commit(self);
@@ -260,7 +260,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
           if (!n || n->scored()) continue;
           NodeRecord fresh = *n;
           fresh.state = NodeState::proposed;
-          spawn_node(self, {st.s.record.id, st.s.config.problem, st.s.config.backend, fresh, c, st.s.config.eval});
+          spawn_node(self, {st.s.record.id, st.s.config.problem, st.s.config.backend, fresh, c, st.s.config.eval, st.s.config.device_class});
         }
         st.s.unfinished.clear();
         if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);

@@ -45,7 +45,10 @@ int node(const std::string& config, const std::string& out, const std::string& s
   // Further searches write their reports beside the first one's: <folder of --out>/<search id>.
   const std::filesystem::path out_parent = std::filesystem::path(out).parent_path();
   const std::string root = out.empty() ? "kevolve-out" : out_parent.empty() ? "." : out_parent.string();
-  c.on_finished = [root](const RunConfig& rc, const ProblemSpec& spec) { write_search_report(rc, spec, root + "/" + rc.search_id); };
+  c.on_finished = [root, out, first = cfg->search_id](const RunConfig& rc, const ProblemSpec& spec) {
+    const bool is_first = rc.search_id == first;
+    write_search_report(rc, spec, is_first && !out.empty() ? out : root + "/" + rc.search_id);
+  };
   c.on_listening = [host = c.host](uint16_t port) {
     std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join " << host << ":" << port
               << "; console: kevolve-console " << host << ":" << port << ")\n";

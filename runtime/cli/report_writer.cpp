@@ -10,6 +10,7 @@
 #include "backends/cuda/profile/nsight.hpp"
 #include "backends/worker_client.hpp"
 #include "runtime/json.hpp"
+#include "runtime/search/device_classes.hpp"
 #include "runtime/search/graph.hpp"
 #include "storage/store.hpp"
 
@@ -187,7 +188,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
        << ",\"reference_ms\":" << json::number(retimed_ok ? best_eval.reference.median_ms : best->reference_ms)
        << ",\"candidate_p10_ms\":" << json::number(best_eval.candidate.p10_ms) << ",\"candidate_p90_ms\":" << json::number(best_eval.candidate.p90_ms)
        << ",\"gbps\":" << json::number(best_eval.candidate_gbps) << ",\"peak_gbps\":" << json::number(best_eval.peak_gbps)
-       << ",\"device\":" << json::quote(best_eval.device)
+       << ",\"device\":" << json::quote(best_eval.device) << ",\"device_class\":" << json::quote(best->device_class)
        << ",\"threads\":" << best_eval.candidate.threads << ",\"params\":" << params_json(best->params) << "}";
   } else {
     js << "null";
@@ -203,6 +204,16 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
     if (auto src = store->artifact(q.search_id, best->id, "source"))
       nsight = cuda::nsight_profile(q.spec, *src, q.retime, sibling_executable("kevolve"));
   js << "}},\"retimed\":" << retimed.str();
+  // Fitness per device class: a search whose nodes ran on several classes has one best per class.
+  js << ",\"device_classes\":[";
+  first = true;
+  for (auto& cs : scores_by_class(g.nodes())) {
+    js << (first ? "" : ",") << "{\"device_class\":" << json::quote(cs.device_class) << ",\"evaluated\":" << cs.evaluated
+       << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best << ",\"best_speedup\":" << json::number(cs.best_fitness)
+       << ",\"best_ms\":" << json::number(cs.best_ms) << "}";
+    first = false;
+  }
+  js << "]";
   if (!nsight.empty()) js << ",\"nsight\":" << json::quote(nsight);
   js
      << ",\"method\":" << json::quote(q.backend != "null" ? "best = highest speedup among the top " + std::to_string(q.retime_top) +

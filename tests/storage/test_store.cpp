@@ -106,3 +106,22 @@ TEST_CASE("a corrupt record is skipped, not a crash", "[store]") {
   CHECK(n.id == 5);
   CHECK(n.fitness == 1.25);
 }
+
+TEST_CASE("a node keeps the device class that measured it, and nodes stored before classes still read", "[store]") {
+  NodeRecord n = node(4, 2.5);
+  n.device_class = "cuda:sm_90 NVIDIA H200";
+  NodeRecord back;
+  REQUIRE(decode_node(encode_node(n), back));
+  CHECK(back.device_class == "cuda:sm_90 NVIDIA H200");
+  CHECK(back.fitness == 2.5);
+  // The layout before device classes: the same record without the trailing class string.
+  n.device_class.clear();
+  const std::string now = encode_node(n);
+  const std::string before = now.substr(0, now.size() - 4);
+  NodeRecord old;
+  old.device_class = "stale";
+  REQUIRE(decode_node(before, old));
+  CHECK(old.device_class.empty());
+  CHECK(old.fitness == 2.5);
+  CHECK_FALSE(decode_node(before.substr(0, before.size() - 3), old));  // a truncated record is still refused
+}

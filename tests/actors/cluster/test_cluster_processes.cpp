@@ -12,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -64,7 +65,7 @@ TEST_CASE("a node, two evaluators and a console run a search, and killing an eva
   const pid_t repl = spawn({bin("kevolve-console"), address}, t.path + "/repl.out", kSecret, t.path + "/commands");
   CHECK(wait_exit(repl, 30) == 0);
   const std::string session = slurp(t.path + "/repl.out");
-  CHECK(session.find("null device (synthetic results)") != std::string::npos);
+  CHECK(session.find("null device") != std::string::npos);
   CHECK(session.find("evaluations/s, queue depth") != std::string::npos);
   CHECK(session.find("error: unknown command 'frobnicate' (try `help`)") != std::string::npos);
   CHECK(session.find("cluster-test  gelu") == std::string::npos);  // after quit nothing runs
@@ -286,4 +287,76 @@ TEST_CASE("a node runs the searches its config lists and one submitted from the 
   CHECK(fs::exists(t.path + "/out/first/report.json"));
   CHECK(fs::exists(t.path + "/out/second/report.json"));
   CHECK(fs::exists(t.path + "/out/third/report.json"));
+}
+
+TEST_CASE("evaluators of two device classes: fitness is kept per class, and a search pinned to a class runs only there", "[cluster]") {
+  TempDir t;
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = write_config(t.path, 60, port);
+  std::ofstream(config, std::ios::app) << "searches = [\"pinned.toml\"]\nstay = true\n";
+  std::ofstream(t.path + "/pinned.toml") << "[search]\nproblem = \"rmsnorm_fwd\"\nid = \"pinned\"\nbackend = \"null\"\noperator = \"null\"\n"
+                                            "max_in_flight = 4\ndevice_class = \"Model B\"\n\n[budget]\nevaluations = 30\n";
+  const std::string node_log = t.path + "/node.log";
+  const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
+  REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
+  // Two machines of one backend whose devices differ (what each reports about itself).
+  setenv("KEVOLVE_DEVICE_MODEL", "Model A", 1);
+  const pid_t ea = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"},
+                         t.path + "/ea.log");
+  setenv("KEVOLVE_DEVICE_MODEL", "Model B", 1);
+  const pid_t eb = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"},
+                         t.path + "/eb.log");
+  unsetenv("KEVOLVE_DEVICE_MODEL");
+  auto finished = [&](const std::string& id) {
+    return std::get<1>(console(t.path, address, {"show", id, "--json"})).find("\"finished\":true") != std::string::npos;
+  };
+  REQUIRE(wait_for([&] { return finished("cluster-test") && finished("pinned"); }, 120));
+
+  auto [dev_rc, devices] = console(t.path, address, {"devices", "--json"});
+  CHECK(devices.find("\"device_class\":\"null Model A\"") != std::string::npos);
+  CHECK(devices.find("\"device_class\":\"null Model B\"") != std::string::npos);
+  // The unpinned search ran on both classes and keeps a best for each; `best --class` picks one.
+  auto [show_rc, show] = console(t.path, address, {"show", "cluster-test"});
+  CHECK(show_rc == 0);
+  CHECK(show.find("per device class (speedups measured on that class):") != std::string::npos);
+  CHECK(show.find("  null Model A: evaluated ") != std::string::npos);
+  CHECK(show.find("  null Model B: evaluated ") != std::string::npos);
+  auto [best_rc, best] = console(t.path, address, {"best", "cluster-test", "--class", "Model A"});
+  CHECK(best_rc == 0);
+  CHECK(best.find("best on null Model A: node ") != std::string::npos);
+  CHECK(best.find("best on null Model B: node ") != std::string::npos);
+  CHECK(best.find(", on null Model A)") != std::string::npos);
+  auto [none_rc, none] = console(t.path, address, {"best", "cluster-test", "--class", "Model C"});
+  CHECK(none_rc == 1);
+  CHECK(none.find("no device class of search cluster-test contains 'Model C'") != std::string::npos);
+  kill(node, SIGTERM);  // a node that stays ends only by a signal: "interrupted"
+  CHECK(wait_exit(node, 60) == 130);
+  kill(ea, SIGTERM);
+  kill(eb, SIGTERM);
+  CHECK(wait_exit(ea, 30) == 0);
+  CHECK(wait_exit(eb, 30) == 0);
+
+  auto st = Store::open(t.path + "/store", true);
+  REQUIRE(st);
+  std::map<std::string, std::set<std::string>> classes;  // search -> the classes its nodes ran on
+  for (const char* id : {"cluster-test", "pinned"}) {
+    const auto nodes = (*st)->nodes(id);
+    CHECK(nodes.size() == (std::string(id) == "pinned" ? 30u : 60u));
+    for (auto& n : nodes) {
+      CHECK(n.scored());
+      classes[id].insert(n.device_class);
+    }
+  }
+  CHECK(classes["cluster-test"] == std::set<std::string>{"null Model A", "null Model B"});
+  CHECK(classes["pinned"] == std::set<std::string>{"null Model B"});
+  const std::string report = slurp(t.path + "/out/report.json");
+  CHECK(std::regex_search(report, std::regex("\"device_classes\":\\[\\{\"device_class\":\"null Model A\",[^}]*\\},\\{\"device_class\":\"null Model B\"")));
+  // A local run cannot honour a class its machine lacks: refused with the reason.
+  const std::string local = t.path + "/local.toml";
+  std::ofstream(local) << "[search]\nproblem = \"gelu\"\nbackend = \"null\"\noperator = \"null\"\ndevice_class = \"Model Z\"\n\n[store]\npath = \""
+                       << t.path << "/local-store\"\n";
+  const pid_t run = spawn({bin("kevolve"), "run", local}, t.path + "/local.log");
+  CHECK(wait_exit(run, 60) != 0);
+  CHECK(slurp(t.path + "/local.log").find("[search] device_class = \"Model Z\" matches no device of this machine") != std::string::npos);
 }

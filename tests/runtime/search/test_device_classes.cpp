@@ -1,0 +1,69 @@
+// Fitness per device class: what a search's results look like when its nodes ran on different devices.
+#include <catch2/catch.hpp>
+
+#include "backends/build_target.hpp"
+#include "runtime/search/device_classes.hpp"
+
+using namespace kevolve;
+
+namespace {
+
+NodeRecord scored(uint64_t id, const std::string& cls, EvalStatus s, double fitness, double ms = 1) {
+  NodeRecord n;
+  n.id = id;
+  n.state = NodeState::scored;
+  n.status = s;
+  n.fitness = s == EvalStatus::ok ? fitness : 0;
+  n.candidate_ms = ms;
+  n.device_class = cls;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("each device class keeps its own counts and best; failed builds belong to none", "[search]") {
+  const std::string h100 = "cuda:sm_90 NVIDIA H100 80GB HBM3", h200 = "cuda:sm_90 NVIDIA H200";
+  std::vector<NodeRecord> nodes{
+      scored(1, h200, EvalStatus::ok, 1.4, 0.20), scored(2, h100, EvalStatus::ok, 2.1, 0.31),
+      scored(3, h200, EvalStatus::ok, 1.9, 0.15), scored(4, h200, EvalStatus::incorrect, 0),
+      scored(5, "", EvalStatus::compile_error, 0),  // never reached a device
+      scored(6, h100, EvalStatus::ok, 2.1, 0.30),  // tie with node 2: the lower id stays best
+  };
+  NodeRecord flying;
+  flying.id = 7;
+  flying.state = NodeState::queued;
+  flying.device_class = h200;
+  nodes.push_back(flying);
+  const auto by = scores_by_class(nodes);
+  REQUIRE(by.size() == 2);
+  CHECK(by[0].device_class == h100);
+  CHECK(by[0].evaluated == 2);
+  CHECK(by[0].correct == 2);
+  CHECK(by[0].best == 2);
+  CHECK(by[0].best_ms == 0.31);
+  CHECK(by[1].device_class == h200);
+  CHECK(by[1].evaluated == 3);
+  CHECK(by[1].correct == 2);
+  CHECK(by[1].best == 3);  // not node 2: its 2.1x was measured on the H100
+  CHECK(by[1].best_fitness == 1.9);
+  REQUIRE(find_class(by, "H200"));
+  CHECK(find_class(by, "H200")->best == 3);
+  CHECK(find_class(by, "MI300") == nullptr);
+
+  std::map<uint64_t, NodeRecord> graph;
+  for (auto& n : nodes) graph[n.id] = n;
+  CHECK(scores_by_class(graph).size() == 2);
+  CHECK(scores_by_class(graph)[1].best == 3);
+}
+
+TEST_CASE("a device class is the build target and the device's model", "[search]") {
+  CHECK(device_class("cuda:sm_90", "NVIDIA H200") == "cuda:sm_90 NVIDIA H200");
+  setenv("KEVOLVE_DEVICE_MODEL", "Test Model 9", 1);
+  setenv("KEVOLVE_BUILD_TARGET", "cpu:testarch", 1);
+  CHECK(local_device_class("cpu", 0) == "cpu:testarch Test Model 9");
+  unsetenv("KEVOLVE_DEVICE_MODEL");
+  unsetenv("KEVOLVE_BUILD_TARGET");
+  const std::string here = local_device_class("cpu", 0);
+  CHECK(here.rfind("cpu:", 0) == 0);
+  CHECK(here.find(' ') != std::string::npos);  // a model follows the target (the CPU's name from /proc/cpuinfo)
+}
