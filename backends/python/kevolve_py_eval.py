@@ -16,6 +16,9 @@ the L2 flushed before each run), median of the runs; the reference is also timed
 this torch has it.
 
 Prints one JSON object (--json) or a readable report. Exit status 0 when the candidate was evaluated.
+With --serve it stays: one request per stdin line, one JSON line back each (kevolve keeps one such process
+per device: torch is imported once, and the runner of the next candidate is started while kevolve prepares
+it; each candidate still runs in a fresh runner process of its own).
 """
 import argparse
 import hashlib
@@ -98,10 +101,12 @@ def label_of(source):
 # ---- the runner process -------------------------------------------------------------------------------
 
 class Runner:
-    """The candidate's process: commands as JSON lines on its stdin, answers on its stdout."""
+    """The candidate's process: commands as JSON lines on its stdin, answers on its stdout. candidate "-"
+    starts a standby runner (torch imported, device set up) that learns its candidate later (take_runner)."""
 
     def __init__(self, candidate, workdir, device, threads, timeout):
         self.timeout = timeout
+        self.device, self.threads = device, threads
         env = dict(os.environ)
         env["OMP_NUM_THREADS"] = str(threads)
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "kevolve_py_runner.py"), candidate, device, str(threads)],
@@ -143,6 +148,29 @@ class Runner:
             return self.p.stderr.read()[-2000:] if self.p.poll() is not None else ""
         except Exception:
             return ""
+
+
+_standby = None  # serve mode: a runner started after each evaluation, for the next one
+
+
+def take_runner(candidate, workdir, device, threads, timeout):
+    """A runner of its own for `candidate`: the standby runner when one was started for this device and
+    thread count (it opens the candidate now), else a fresh process."""
+    global _standby
+    r, _standby = _standby, None
+    if r is not None:
+        if (r.device, r.threads) == (device, threads) and r.p.poll() is None:
+            r.timeout = timeout
+            if r.ask({"op": "open", "candidate": candidate, "work": workdir}, timeout=max(60, timeout)).get("status") == "ok":
+                return r
+        r.kill()
+    return Runner(candidate, workdir, device, threads, timeout)
+
+
+def start_standby(device, threads, timeout):
+    global _standby
+    if _standby is None:
+        _standby = Runner("-", None, device, threads, timeout)
 
 
 # ---- evaluation ---------------------------------------------------------------------------------------
@@ -275,7 +303,7 @@ def evaluate(a):
         torch.manual_seed(a.seed)
         model = problem.Model(*init).to(dev).eval()
         torch.save({"init": init, "state": model.state_dict(), "seed": a.seed}, os.path.join(work, "model.pt"))
-        runner = Runner(os.path.abspath(a.candidate), work, a.device, a.threads, a.timeout)
+        runner = take_runner(os.path.abspath(a.candidate), work, a.device, a.threads, a.timeout)
         r = runner.ask({"op": "load", "model": os.path.join(work, "model.pt")}, timeout=max(60, a.timeout))
         if r["status"] != "ok":
             res.update(status=r["status"], reason="load", message="loading ModelNew: " + r["message"])
@@ -442,10 +470,10 @@ def evaluate(a):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def main():
+def arguments():
     ap = argparse.ArgumentParser(description="Evaluate a KernelBench-format candidate (ModelNew) against its problem (Model).")
-    ap.add_argument("--problem", required=True, help="the problem file (defines Model, get_inputs, get_init_inputs)")
-    ap.add_argument("--candidate", required=True, help="the candidate file (defines ModelNew)")
+    ap.add_argument("--problem", help="the problem file (defines Model, get_inputs, get_init_inputs)")
+    ap.add_argument("--candidate", help="the candidate file (defines ModelNew)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--threads", type=int, default=max(1, os.cpu_count() or 1), help="threads for candidate and reference alike")
     ap.add_argument("--trials", type=int, default=5, help="verification trials, each with fresh seeded inputs (>= 5)")
@@ -461,9 +489,50 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--compile-cache", default="", help="JSON file keeping the reference's torch.compile timing per problem, "
                     "device, torch and thread count (measured once, reused; empty: measure every time)")
-    a = ap.parse_args()
+    ap.add_argument("--serve", action="store_true", help="evaluate one request per line of stdin ({\"argv\": [the arguments "
+                    "above]}), one JSON line back each; torch stays imported and a runner is started ahead for the next request")
+    return ap
+
+
+def checked(ap, argv):
+    a = ap.parse_args(argv)
+    if not a.problem or not a.candidate:
+        ap.error("--problem and --candidate are required")
     if a.trials < 5:
         ap.error("--trials must be at least 5")
+    return a
+
+
+def serve(ap):
+    # Replies go to a private copy of stdout; anything else printed (a problem file's own prints) to stderr.
+    reply = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        a = None
+        try:
+            a = checked(ap, json.loads(line)["argv"])
+            r = evaluate(a)
+        except SystemExit:  # argparse's error, already printed to stderr
+            r = {"status": "harness_error", "reason": "arguments", "message": "the Python evaluator refused its arguments: %s" % line.strip()[:500]}
+        except Exception as e:
+            r = {"status": "harness_error", "reason": "harness", "message": "evaluator error: %s: %s" % (type(e).__name__, e)}
+        reply.write(json.dumps(r) + "\n")
+        reply.flush()
+        if a is not None:
+            if a.device == "cuda" and torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            start_standby(a.device, a.threads, a.timeout)
+    if _standby is not None:
+        _standby.kill()
+    return 0
+
+
+def main():
+    ap = arguments()
+    if "--serve" in sys.argv[1:]:
+        return serve(ap)
+    a = checked(ap, sys.argv[1:])
     r = evaluate(a)
     if a.json:
         print(json.dumps(r))

@@ -6,6 +6,10 @@ ModelNew under the same seed and copy the matching weights), then inputs, and an
 times. Commands are JSON lines on stdin; answers JSON lines on the original stdout (the candidate's own
 prints go to stderr). The clock is bound before the candidate is imported, so patching the time module
 cannot change what is measured.
+
+Started with "-" for the candidate, it is a standby runner: it imports torch and sets up the device before
+it knows its candidate (that start-up is most of a runner's cost), then waits for
+{"op": "open", "candidate": PATH, "work": DIR}. Either way one process runs one candidate only.
 """
 import importlib.util
 import json
@@ -14,6 +18,21 @@ import sys
 import time
 
 _clock = time.perf_counter_ns  # bound before any candidate code runs
+
+
+def _die_with_parent():
+    """Killed with its evaluator: a candidate stuck in a loop must not outlive the process that watches it."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
+_parent = os.getppid()
+_die_with_parent()
+if os.getppid() != _parent:  # the evaluator died before the line above
+    sys.exit(1)
 
 _reply = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)
@@ -35,13 +54,22 @@ def main():
     path, device, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
     torch.set_num_threads(threads)
     dev = torch.device(device)
+    if dev.type == "cuda" and torch.cuda.is_available():
+        torch.zeros(1, device=dev)  # the device's context, before the candidate's clock starts
     model = None
     kept = None  # the first run's input tensors, for the refill check
     for line in sys.stdin:
         cmd = json.loads(line)
         op = cmd["op"]
         try:
-            if op == "load":
+            if op == "open":  # a standby runner learns its one candidate
+                if path != "-":
+                    answer(status="harness_error", message="this runner already has its candidate")
+                    continue
+                path = cmd["candidate"]
+                os.chdir(cmd["work"])
+                answer(status="ok", message="")
+            elif op == "load":
                 spec = importlib.util.spec_from_file_location("kevolve_candidate", path)
                 mod = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(mod)

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backends/cpu/build/compiler.hpp"
+#include "backends/python/eval_server.hpp"
 
 namespace kevolve::python {
 namespace {
@@ -162,6 +163,9 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   return b;
 }
 
+PythonBackend::PythonBackend(std::string device) : device_(std::move(device)), server_(std::make_unique<EvalServer>()) {}
+PythonBackend::~PythonBackend() = default;
+
 EvalResult PythonBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
   if (b.verdict) return *b.verdict;
   return run(spec, b.build.artifact, o, false);
@@ -195,7 +199,7 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
   if (py.empty())
     return make_verdict(EvalStatus::harness_error, "worker", "no python3 with torch on this machine (set KEVOLVE_PYTHON)", o.detectors);
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> argv{py, evaluator_script(), "--json", "--problem", spec.file, "--candidate", candidate, "--device", device_,
+  std::vector<std::string> argv{"--json", "--problem", spec.file, "--candidate", candidate, "--device", device_,
                                 "--threads", std::to_string(threads), "--trials", std::to_string(o.trials), "--seed", std::to_string(o.seed),
                                 "--min-time", std::to_string(o.min_time_s), "--min-reps", std::to_string(o.min_reps), "--max-reps",
                                 std::to_string(o.max_reps), "--timeout", std::to_string(o.call_timeout_s)};
@@ -206,14 +210,10 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
   if (!o.detectors.on(Detector::pointer_reuse)) argv.insert(argv.end(), {"--detector-off", "pointer_reuse"});
   if (!o.detectors.on(Detector::timed_outputs)) argv.insert(argv.end(), {"--detector-off", "timed_outputs"});
   if (!o.detectors.on(Detector::isolation)) argv.insert(argv.end(), {"--detector-off", "static"});
-  std::string out;
   const double limit = 120 + o.call_timeout_s * (o.trials + 4) + 60 * o.min_time_s;
-  const int rc = cpu::run_captured(argv, limit, out);
-  const std::string json = last_json(out);
-  if (rc < 0 || json.empty())
-    return make_verdict(EvalStatus::harness_error, "worker",
-                        "the Python evaluator gave no result (exit " + std::to_string(rc) + "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0),
-                        o.detectors);
+  auto answer = server_->ask(py, evaluator_script(), argv, limit);
+  if (!answer) return make_verdict(EvalStatus::harness_error, "worker", answer.error(), o.detectors);
+  const std::string& json = *answer;
   EvalResult r;
   r.detectors = o.detectors;
   const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {

@@ -4,6 +4,8 @@
 // runner process (kevolve_py_runner.py). The build step only stores the source: the evaluator's static
 // check refuses the hacks Python makes easy before anything runs.
 #pragma once
+#include <memory>
+
 #include "backends/backend.hpp"
 #include "runtime/expected.hpp"
 #include "runtime/records/family_match.hpp"
@@ -31,10 +33,14 @@ Expected<std::string> renamed_problem_source(const std::string& problem_file);
 // backends/python/kevolve_kernel_glue.py, which generated ModelNew files inline to run kevolve kernels.
 Expected<std::string> kernel_glue_source();
 
+class EvalServer;
+
 class PythonBackend : public Backend {
  public:
-  // `device`: cpu or cuda (where the model, inputs and timing run).
-  explicit PythonBackend(std::string device = "cpu") : device_(std::move(device)) {}
+  // `device`: cpu or cuda (where the model, inputs and timing run). Evaluations go to one persistent
+  // evaluator process (EvalServer), started on first use.
+  explicit PythonBackend(std::string device = "cpu");
+  ~PythonBackend() override;
   EvalResult evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) override;
   const char* name() const override { return "python"; }
   // Evaluates `spec`'s own Model as the candidate: the correct baseline, labelled "reference".
@@ -43,6 +49,7 @@ class PythonBackend : public Backend {
  private:
   EvalResult run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o, bool reference);
   std::string device_;
+  std::unique_ptr<EvalServer> server_;
 };
 
 }  // namespace kevolve::python

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,63 @@ TEST_CASE("a candidate that raises, hangs or does not parse gets its status, and
   CHECK(syntax.status == EvalStatus::compile_error);
   CHECK(syntax.message.find("not valid Python") != std::string::npos);
   CHECK(eval_py(kRelu, "tests/backends/python/honest/1_relu__honest.py").status == EvalStatus::ok);
+}
+
+namespace {
+
+// The pids of this process's children whose command line contains `what`.
+std::set<pid_t> children_running(const std::string& what) {
+  std::set<pid_t> out;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != getpid() || state == 'Z') continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    for (auto& c : argv) if (c == '\0') c = ' ';
+    if (argv.find(what) != std::string::npos) out.insert(std::stoi(name));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("one evaluator process serves a device's candidates, each in a fresh runner, and a dead one is replaced", "[python]") {
+  if (no_torch_python()) return;
+  python::PythonBackend backend("cpu");
+  Candidate c;
+  c.language = "python";
+  c.source = test::read_file(test::source_path("tests/backends/python/honest/1_relu__honest.py"));
+  const ProblemSpec spec = python::kernelbench_problem(test::source_path(kRelu));
+  REQUIRE(backend.evaluate_source(spec, c, quick()).status == EvalStatus::ok);
+  const auto server = children_running("kevolve_py_eval.py --serve");
+  REQUIRE(server.size() == 1);
+  // A candidate that hangs has its runner killed; the evaluator itself stays.
+  Candidate hang = c;
+  hang.source = test::read_file(test::source_path("tests/backends/python/crashers/hangs.py"));
+  EvalOptions o = quick();
+  o.call_timeout_s = 2;
+  CHECK(backend.evaluate_source(spec, hang, o).status == EvalStatus::timeout);
+  CHECK(backend.evaluate_source(spec, c, quick()).status == EvalStatus::ok);
+  CHECK(children_running("kevolve_py_eval.py --serve") == server);
+  // Killed between two candidates (by anything: the OOM killer, a user), it is started again.
+  kill(*server.begin(), SIGKILL);
+  for (int i = 0; i < 100 && !children_running("kevolve_py_eval.py --serve").empty(); ++i) usleep(50000);
+  const EvalResult after = backend.evaluate_source(spec, c, quick());
+  INFO(after.message);
+  CHECK(after.status == EvalStatus::ok);
+  const auto again = children_running("kevolve_py_eval.py --serve");
+  CHECK(again.size() == 1);
+  CHECK(again != server);
 }
 
 TEST_CASE("kevolve suite runs a folder of problems with the reference baseline and candidates, counted apart", "[python][suite]") {

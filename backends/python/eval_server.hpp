@@ -1,0 +1,34 @@
+// EvalServer: one `kevolve_py_eval.py --serve` process, kept across evaluations so that torch is imported
+// (and the GPU set up) once per device instead of once per candidate. Requests and answers are JSON lines;
+// the server's stderr goes to a log file whose tail explains a failure. Each candidate still runs in a
+// runner process of its own (the server starts the next one ahead of time).
+#pragma once
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "runtime/expected.hpp"
+
+namespace kevolve::python {
+
+class EvalServer {
+ public:
+  EvalServer() = default;
+  EvalServer(const EvalServer&) = delete;
+  EvalServer& operator=(const EvalServer&) = delete;
+  ~EvalServer();
+  // The answer line to one evaluation with `args` (kevolve_py_eval.py's one-shot arguments). Starts
+  // `python script --serve` on first use and again after it died; one that does not answer within
+  // `timeout_s` is killed (its runners die with it). An error says what happened, with the log's tail.
+  Expected<std::string> ask(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
+  void stop();
+
+ private:
+  std::string start(const std::string& python, const std::string& script);
+  std::string log_tail() const;
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  std::string log_, pending_;
+};
+
+}  // namespace kevolve::python
