@@ -8,7 +8,7 @@
 # Last, it searches the KernelBench-format samples through the Python interpreter on the GPU (kevolve suite
 # --budget: framework rewrites and template kernels wrapped as ModelNew, per problem), resumable likewise.
 # Usage: tools/gpu_check.sh [--state DIR] [--budget N] [--kb-budget N] [--deadline SECONDS] [--skip-tests] [--only a,b]
-#                           [--nsight a,b] [--redo a,b] [--no-suite]
+#                           [--nsight a,b] [--redo a,b] [--no-suite] [--suite-only]
 #   --state     state folder (default gpu-state): store/, reports/, baselines.json, tests.log, table.md,
 #               kb-store/ and kernelbench.md (the KernelBench-format suite)
 #   --budget    evaluations per search (default 14)
@@ -18,12 +18,13 @@
 #   --redo      start these problems' searches again under a new search id (e.g. after their problem.toml
 #               changed); the old searches stay in the store
 #   --no-suite  leave out the KernelBench-format suite this time
+#   --suite-only only the KernelBench-format suite (no worker build, GPU tests, searches, cluster or baselines)
 # Between the searches and the baselines it runs a short search as a cluster over loopback (kevolve node +
 # kevolve evaluator --backend cuda, separate processes); cluster.log records it.
 # Needs the node bundle from the build machine: tools/bundle_node.sh (dist/kevolve-node).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-state=gpu-state budget=14 kb_budget=4 deadline=520 tests=1 only="" nsight=all redo="" suite=1
+state=gpu-state budget=14 kb_budget=4 deadline=520 tests=1 only="" nsight=all redo="" suite=1 core=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --state) state=$2; shift 2 ;;
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
     --nsight) nsight=$2; shift 2 ;;
     --redo) redo=$2; shift 2 ;;
     --no-suite) suite=0; shift ;;
+    --suite-only) core=0; tests=0; shift ;;
     *) echo "gpu_check: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -45,11 +47,12 @@ bin=dist/kevolve-node/bin
 mkdir -p "$state/reports" "$state/configs" "$state/ids"
 nvidia-smi -L || { echo "gpu_check: no GPU" >&2; exit 2; }
 
-if [ ! -x $bin/kevolve-cuda-eval ] || [ -n "$(find backends runtime -newer $bin/kevolve-cuda-eval -name '*.[ch]pp' | head -1)" ]; then
+if [ $core = 1 ] && { [ ! -x $bin/kevolve-cuda-eval ] || [ -n "$(find backends runtime -newer $bin/kevolve-cuda-eval -name '*.[ch]pp' | head -1)" ]; }; then
   tools/build_cuda_worker.sh "$bin" || exit 1
 fi
 export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval KEVOLVE_TEST_SOURCE_DIR=$PWD
 export KEVOLVE_PY_EVAL=$PWD/backends/python/kevolve_py_eval.py  # the Python interpreter's scripts of this copy
+export KEVOLVE_CACHE_DIR=$PWD/$state/cache  # the reference's torch.compile timings, kept with the state across calls
 
 if [ $tests = 1 ] && [ -x $bin/test_cuda_backend ]; then
   echo "== GPU tests"
@@ -57,8 +60,9 @@ if [ $tests = 1 ] && [ -x $bin/test_cuda_backend ]; then
 fi
 
 
-echo "== searches (budget $budget evaluations each)"
+[ $core = 1 ] && echo "== searches (budget $budget evaluations each)"
 for t in knowledge/templates/cuda/*/; do
+  [ $core = 1 ] || break
   p=$(basename "$t")
   [ -n "$only" ] && [[ ",$only," != *",$p,"* ]] && continue
   rep="$state/reports/$p/report.json"
@@ -98,7 +102,7 @@ CFG
 done
 # The cluster over loopback: a `kevolve node` and a CUDA `kevolve evaluator` as separate processes run a
 # short search (the node builds with NVRTC; the evaluator receives the kernel image with each job).
-if ! grep -q "^search cluster-gpu: " "$state/cluster.log" 2>/dev/null && [ "$(left)" -gt 60 ]; then
+if [ $core = 1 ] && ! grep -q "^search cluster-gpu: " "$state/cluster.log" 2>/dev/null && [ "$(left)" -gt 60 ]; then
   echo "== cluster over loopback: kevolve node + kevolve evaluator --backend cuda"
   export KEVOLVE_CLUSTER_SECRET=gpu-check-loopback-secret-$$
   cat > "$state/configs/cluster.toml" <<CFG
@@ -136,21 +140,40 @@ fi
 
 # The baselines come after the searches (GPU time goes to the searches first) and measure only the problems
 # that baselines.json does not have yet; each problem is saved as soon as it is measured.
-if [ "$(left)" -gt 20 ]; then
+if [ $core = 1 ] && [ "$(left)" -gt 20 ]; then
   echo "== PyTorch baselines (eager, torch.compile; max-autotune too where compile comes closest to the floor)"
   timeout "$(left)" python3 tools/torch_baselines.py --out "$state/baselines.json" \
     --max-autotune rmsnorm_fwd,layernorm_fwd,softmax_rows 2>&1 | grep -v Warning
 fi
-python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
+[ $core = 1 ] && python3 tools/gpu_bench_table.py "$state" | tee "$state/table.md"
 
 # KernelBench-format problems through the Python interpreter on the GPU: per problem the reference baseline, a
 # search of --kb-budget evaluations (framework rewrites; for softmax, layer norm and RMS norm also the CUDA
 # templates' kernels wrapped as ModelNew), then its best kernel and best rewrite evaluated again, against eager
 # and torch.compile. The searches and each finished problem's result stay in kb-store/, so a run cut short (TERM
 # from timeout: the search stops cleanly) resumes where it stopped; the table is written when every problem is done.
+# With several GPUs, one shard of the problems per GPU (CUDA_VISIBLE_DEVICES, a store each), then one run that
+# only tabulates (every problem finished in one of the stores).
 if [ $suite = 1 ] && [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; then
-  echo "== kevolve suite problems/kernelbench-format --backend cuda --budget $kb_budget"
-  timeout -k 30 "$(left)" $bin/kevolve suite problems/kernelbench-format --backend cuda --budget "$kb_budget" \
-    --store "$state/kb-store" --out "$state/kernelbench.md" >/dev/null ||
-    echo "gpu_check: the KernelBench suite did not finish; run again to resume it"
+  gpus=$(nvidia-smi -L | grep -c '^GPU')
+  echo "== kevolve suite problems/kernelbench-format --backend cuda --budget $kb_budget ($gpus GPU(s): one shard each)"
+  suite_args=(problems/kernelbench-format --backend cuda --budget "$kb_budget")
+  rm -f "$state"/kb-shard-*.log
+  pids=()
+  for k in $(seq 0 $((gpus - 1))); do
+    from=()
+    for s in "$state"/kb-store-*; do [ -d "$s" ] && [ "$s" != "$state/kb-store-$k" ] && from+=(--results-from "$s"); done
+    CUDA_VISIBLE_DEVICES=$k timeout -k 30 "$(left)" $bin/kevolve suite "${suite_args[@]}" --shard "$k/$gpus" --store "$state/kb-store-$k" \
+      "${from[@]}" > "$state/kb-shard-$k.md" 2> "$state/kb-shard-$k.log" & pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  for k in $(seq 0 $((gpus - 1))); do tail -3 "$state/kb-shard-$k.log"; done
+  from=()
+  for s in "$state"/kb-store-*; do [ -d "$s" ] && [ "$s" != "$state/kb-store-0" ] && from+=(--results-from "$s"); done
+  # Tabulates when every problem is finished somewhere; otherwise it would search the rest: not within this call.
+  if ! grep -q "interrupted\|did not finish" "$state"/kb-shard-*.log; then
+    timeout -k 30 "$(left)" $bin/kevolve suite "${suite_args[@]}" --store "$state/kb-store-0" "${from[@]}" --out "$state/kernelbench.md" \
+      > /dev/null 2>> "$state/kb-merge.log"
+  fi
+  [ -s "$state/kernelbench.md" ] && cat "$state/kernelbench.md" || echo "gpu_check: the KernelBench suite did not finish; run again to resume it"
 fi

@@ -30,6 +30,8 @@ struct SuiteArgs {
   std::string dir, candidates, out, backend = "cpu", store = "kevolve-suite-store";
   int budget = 0;  // evaluations per problem's search; 0 = no search
   uint64_t seed = 1;
+  int shard = 0, shards = 1;              // --shard K/N: only the problems at sorted positions i with i % N == K
+  std::vector<std::string> results_from;  // further stores whose finished problem results count as done
   EvalOptions options;
 };
 
@@ -226,12 +228,15 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   p.file = file.string();
   auto say = [&](const std::string& what) { std::cerr << "kevolve suite: " << spec.name << ": " << what << "\n"; };
   const std::string id = search_id(a, spec);
-  if (fs::exists(a.store))
-    if (auto store = Store::open(a.store, true))
-      if (auto kept = (*store)->artifact(id, 0, kResultArtifact); kept && decode_result(*kept, p)) {
-        say("finished earlier (" + id + " in " + a.store + ")");
-        return p;
-      }
+  std::vector<std::string> stores{a.store};
+  stores.insert(stores.end(), a.results_from.begin(), a.results_from.end());
+  for (auto& path : stores)
+    if (fs::exists(path))
+      if (auto store = Store::open(path, true))
+        if (auto kept = (*store)->artifact(id, 0, kResultArtifact); kept && decode_result(*kept, p)) {
+          say("finished earlier (" + id + " in " + path + ")");
+          return p;
+        }
   say("reference baseline");
   p.reference = backend.evaluate_reference(spec, a.options);
   if (p.reference.status == EvalStatus::harness_error) {
@@ -408,6 +413,12 @@ int run_suite(const SuiteArgs& a) {
   for (auto& e : fs::directory_iterator(a.dir))
     if (e.path().extension() == ".py") problems.push_back(e.path());
   std::sort(problems.begin(), problems.end());
+  if (a.shards > 1) {
+    std::vector<fs::path> mine;
+    for (size_t i = 0; i < problems.size(); ++i)
+      if (static_cast<int>(i % static_cast<size_t>(a.shards)) == a.shard) mine.push_back(problems[i]);
+    problems = std::move(mine);
+  }
   if (problems.empty()) {
     std::cerr << "kevolve suite: no .py problems in " << a.dir << " (expected files defining Model, get_inputs and get_init_inputs)\n";
     return 2;
@@ -449,6 +460,23 @@ void add_suite_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--store", a->store, "With --budget: the store of the searches; a later run resumes them (default kevolve-suite-store)");
   cmd->add_option("--seed", a->seed, "With --budget: the searches' seed (default 1)");
   cmd->add_option("--out", a->out, "Also write the table (markdown) to this file");
+  cmd->add_option_function<std::string>(
+         "--shard",
+         [a](const std::string& v) {
+           int k = -1, n = 0;
+           char tail = 0;
+           if (std::sscanf(v.c_str(), "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 0 || k >= n)
+             throw CLI::ValidationError("--shard", "expected K/N with 0 <= K < N (e.g. 1/2), got '" + v + "'");
+           a->shard = k;
+           a->shards = n;
+         },
+         "With --budget: only this share of the problems (K/N: those at sorted positions i with i % N == K), e.g. one "
+         "shard per GPU with CUDA_VISIBLE_DEVICES=K and a --store each")
+      ->excludes(given);
+  cmd->add_option("--results-from", a->results_from,
+                  "With --budget: another store (e.g. of another shard) whose finished problems are taken as they are; "
+                  "repeatable. A run with every problem finished in one of the stores only writes the table")
+      ->excludes(given);
   cmd->add_option("--threads", a->options.threads, "Threads for candidate and reference alike (default: all cores)");
   cmd->add_option("--trials", a->options.trials, "Verification trials per candidate (>= 5)")->check(CLI::Range(5, 1000));
   cmd->add_option("--min-time", a->options.min_time_s, "Seconds of timed runs per side, at least (default 0.1)");

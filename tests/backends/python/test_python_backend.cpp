@@ -301,6 +301,22 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(st == 0);
   CHECK(again == out);
   CHECK(test::read_file((dir / "log2").string()).find("kevolve suite: 4_softmax: finished earlier") != std::string::npos);
+  // One shard of two (e.g. one per GPU): only its problems (sorted positions 1, 3, ...).
+  const std::string shard = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --shard 1/2 --store " +
+                                            (dir / "store").string() + " 2>/dev/null", st);
+  CHECK(st == 0);
+  CHECK(table_row(shard, "4_softmax") == table_row(out, "4_softmax"));
+  CHECK(table_row(shard, "1_relu").empty());
+  // The shards' stores brought together: results found in --results-from count as done, nothing is evaluated.
+  const std::string merged = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
+                                             (dir / "other-store").string() + " --results-from " + (dir / "store").string() + " 2>" +
+                                             (dir / "log3").string(), st);
+  CHECK(st == 0);
+  CHECK(merged == out);
+  CHECK(test::read_file((dir / "log3").string()).find("kevolve suite: 1_relu: finished earlier (") != std::string::npos);
+  CHECK(test::read_file((dir / "log3").string()).find("reference baseline") == std::string::npos);
+  run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --shard 2/2 2>&1", st);
+  CHECK(st != 0);
   // Usage errors name what was expected.
   fs::create_directories(dir / "empty");
   const std::string empty = run_kevolve("suite " + (dir / "empty").string() + " --budget 2 2>&1", st);
