@@ -167,11 +167,13 @@ if [ $suite = 1 ] && [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; t
       "${from[@]}" > "$state/kb-shard-$k.md" 2> "$state/kb-shard-$k.log" & pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p"; done
-  for k in $(seq 0 $((gpus - 1))); do tail -3 "$state/kb-shard-$k.log"; done
+  for k in $(seq 0 $((gpus - 1))); do tail -n 3 "$state/kb-shard-$k.log"; done
   from=()
   for s in "$state"/kb-store-*; do [ -d "$s" ] && [ "$s" != "$state/kb-store-0" ] && from+=(--results-from "$s"); done
   # Tabulates when every problem is finished somewhere; otherwise it would search the rest: not within this call.
-  if ! grep -q "interrupted\|did not finish" "$state"/kb-shard-*.log; then
+  if grep -q "was not searched" "$state"/kb-shard-*.md; then
+    grep -h "was not searched" "$state"/kb-shard-*.md | head -5
+  elif ! grep -q "interrupted\|did not finish" "$state"/kb-shard-*.log; then
     timeout -k 30 "$(left)" $bin/kevolve suite "${suite_args[@]}" --store "$state/kb-store-0" "${from[@]}" --out "$state/kernelbench.md" \
       > /dev/null 2>> "$state/kb-merge.log"
   fi

@@ -33,7 +33,7 @@ std::string EvalServer::start(const std::string& python, const std::string& scri
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(log, 2);
-    execl(python.c_str(), python.c_str(), script.c_str(), "--serve", static_cast<char*>(nullptr));
+    execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", static_cast<char*>(nullptr));  // "python3": found on PATH
     _exit(127);
   }
   close(log);
@@ -68,7 +68,17 @@ void EvalServer::stop() {
 
 Expected<std::string> EvalServer::ask(const std::string& python, const std::string& script, const std::vector<std::string>& args,
                                       double timeout_s) {
+  // A server that died just before or while taking the request (killed from outside between two candidates)
+  // is replaced and asked once more; one that dies again, or does not answer in time, is the answer.
+  auto r = ask_once(python, script, args, timeout_s);
+  if (!r && died_) r = ask_once(python, script, args, timeout_s);
+  return r;
+}
+
+Expected<std::string> EvalServer::ask_once(const std::string& python, const std::string& script, const std::vector<std::string>& args,
+                                           double timeout_s) {
   using R = Expected<std::string>;
+  died_ = false;
   if (pid_ > 0) {  // died since the last answer (or reaped by someone else): start another
     const pid_t w = waitpid(pid_, nullptr, WNOHANG);
     if (w == pid_ || (w < 0 && errno == ECHILD)) {
@@ -85,6 +95,7 @@ Expected<std::string> EvalServer::ask(const std::string& python, const std::stri
     const ssize_t w = write(to_, line.data() + off, line.size() - off);
     if (w <= 0) {
       const std::string why = "the Python evaluator is not running: " + log_tail();
+      died_ = true;
       stop();
       return R::failure(why);
     }
@@ -116,6 +127,7 @@ Expected<std::string> EvalServer::ask(const std::string& python, const std::stri
       const std::string why = "the Python evaluator exited (" +
                               (WIFSIGNALED(status) ? std::string("signal ") + strsignal(WTERMSIG(status)) : "status " + std::to_string(WEXITSTATUS(status))) +
                               "): " + log_tail();
+      died_ = true;
       stop();
       return R::failure(why);
     }

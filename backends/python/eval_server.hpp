@@ -18,17 +18,20 @@ class EvalServer {
   EvalServer& operator=(const EvalServer&) = delete;
   ~EvalServer();
   // The answer line to one evaluation with `args` (kevolve_py_eval.py's one-shot arguments). Starts
-  // `python script --serve` on first use and again after it died; one that does not answer within
-  // `timeout_s` is killed (its runners die with it). An error says what happened, with the log's tail.
+  // `python script --serve` on first use and again after it died (a request it died on is sent once more to
+  // the new one); one that does not answer within `timeout_s` is killed (its runners die with it). An error
+  // says what happened, with the log's tail.
   Expected<std::string> ask(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
   void stop();
 
  private:
+  Expected<std::string> ask_once(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
   std::string start(const std::string& python, const std::string& script);
   std::string log_tail() const;
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   std::string log_, pending_;
+  bool died_ = false;  // the last ask_once found the process gone (not a timeout)
 };
 
 }  // namespace kevolve::python
