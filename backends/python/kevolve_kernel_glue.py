@@ -252,6 +252,7 @@ class _KvCudaKernel:
         self.cubin = _kv_nvrtc_compile(source, header, "sm_%d%d" % (major, minor))
         self.drv = None
         self.loaded = {}  # device index -> (primary context, function, SMS)
+        self.dims = {}    # (device index, shape symbols) -> (grid, block, smem): evaluated once per shape
 
     def _function(self, index):
         if index not in self.loaded:
@@ -274,7 +275,10 @@ class _KvCudaKernel:
         device = inputs[0].device
         index = device.index if device.index is not None else torch.cuda.current_device()
         ctx, fn, sms = self._function(index)
-        grid, block, smem = _kv_launch_dims(self.launch, dict(symbols, SMS=sms))
+        key = (index, tuple(sorted(symbols.items())))
+        if key not in self.dims:
+            self.dims[key] = _kv_launch_dims(self.launch, dict(symbols, SMS=sms))
+        grid, block, smem = self.dims[key]
         a = _KvCudaArgs()
         for i, t in enumerate(inputs):
             a.inputs[i] = _kv_describe(t)

@@ -11,8 +11,9 @@ Rules, as for the native harness: a static check of the candidate's source for t
 `trials` verification calls, each with fresh seeded inputs and the reference model's weights; outputs
 compared per element (atol + rtol*|ref|, NaN never passes); inputs must come back unchanged; an output that
 equals an earlier trial's answer is a stale answer; crash and hang containment (the runner is killed at the
-deadline). Timing alternates candidate and reference passes over rotating input sets (CUDA: events with
-the L2 flushed before each run), median of the runs; the reference is also timed under torch.compile where
+deadline). Timing alternates candidate and reference passes over rotating input sets, each side timed the
+same way in its own process (CUDA: events around the call on the current stream, the L2 flushed before
+each call; CPU: the wall clock), median of the runs; the reference is also timed under torch.compile where
 this torch has it.
 
 Prints one JSON object (--json) or a readable report. Exit status 0 when the candidate was evaluated.
@@ -386,30 +387,33 @@ def evaluate(a):
         flush = torch.empty(int(2 * torch.cuda.get_device_properties(dev).L2_cache_size), dtype=torch.uint8, device=dev) \
             if dev.type == "cuda" else None
 
-        def time_reference(fn):
+        def time_reference(fn, reps=1):
+            # The runner times the candidate with this very procedure (kevolve_py_runner.py, op "time").
             out = []
             for s in sets:
-                if dev.type == "cuda":
-                    flush.fill_(1)
-                    b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    b.record()
-                    with torch.no_grad():
-                        fn(*s)
-                    e.record()
-                    e.synchronize()
-                    out.append(b.elapsed_time(e) * 1e6)
-                else:
-                    t0 = time.perf_counter_ns()
-                    with torch.no_grad():
-                        fn(*s)
-                    out.append(time.perf_counter_ns() - t0)
+                for _ in range(reps):
+                    if dev.type == "cuda":
+                        flush.fill_(1)
+                        b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        b.record()
+                        with torch.no_grad():
+                            fn(*s)
+                        e.record()
+                        e.synchronize()
+                        out.append(b.elapsed_time(e) * 1e6)
+                    else:
+                        t0 = time.perf_counter_ns()
+                        with torch.no_grad():
+                            fn(*s)
+                        out.append(time.perf_counter_ns() - t0)
             return out
 
         cand, ref = [], []
         passes = 0
+        reps = 1  # calls per input set and pass: raised so that a pass lasts about 20 ms (few round trips)
         deadline = time.monotonic() + max(10.0, 40 * a.min_time)
         while True:
-            r = runner.ask({"op": "time", "inputs": paths, "check": passes < 2})
+            r = runner.ask({"op": "time", "inputs": paths, "check": passes < 2, "reps": reps})
             if r["status"] != "ok":
                 res.update(status=r["status"], reason=r.get("reason", r["status"]), message=r["message"] + " (timing)")
                 return res
@@ -423,10 +427,13 @@ def evaluate(a):
                             return res
             if passes >= 1:
                 cand += r["ns"]
-            ref_times = time_reference(model)
+            ref_times = time_reference(model, reps)
             if passes >= 1:
                 ref += ref_times
             passes += 1
+            if passes >= 2:
+                per_call = max(1.0, statistics.median(r["ns"] + ref_times))
+                reps = max(1, min(200, int(20e6 / per_call / len(sets))))
             enough = lambda s: len(s) >= a.min_reps and sum(s) >= a.min_time * 1e9
             if (enough(cand) and enough(ref)) or len(cand) >= a.max_reps or time.monotonic() > deadline:
                 break
