@@ -252,7 +252,7 @@ class _KvCudaKernel:
         self.cubin = _kv_nvrtc_compile(source, header, "sm_%d%d" % (major, minor))
         self.drv = None
         self.loaded = {}  # device index -> (primary context, function, SMS)
-        self.dims = {}    # (device index, shape symbols) -> (grid, block, smem): evaluated once per shape
+        self.plans = {}   # (device, tensor layouts, params) -> a filled argument block and its launch: built once per layout
 
     def _function(self, index):
         if index not in self.loaded:
@@ -274,25 +274,36 @@ class _KvCudaKernel:
             raise ValueError("kevolve kernel: more tensors or parameters than kv_cuda_args holds")
         device = inputs[0].device
         index = device.index if device.index is not None else torch.cuda.current_device()
-        ctx, fn, sms = self._function(index)
-        key = (index, tuple(sorted(symbols.items())))
-        if key not in self.dims:
-            self.dims[key] = _kv_launch_dims(self.launch, dict(symbols, SMS=sms))
-        grid, block, smem = self.dims[key]
-        a = _KvCudaArgs()
+        # Per call only the data pointers change: the argument block (shapes, strides, parameters) and the
+        # launch dimensions are built once per layout and reused (a forward costs microseconds on the GPU).
+        key = (index, tuple((t.dtype, t.shape, t.stride()) for t in inputs), tuple((t.dtype, t.shape, t.stride()) for t in outputs),
+               tuple(params), tuple(sorted(symbols.items())))
+        plan = self.plans.get(key)
+        if plan is None:
+            ctx, fn, sms = self._function(index)
+            grid, block, smem = _kv_launch_dims(self.launch, dict(symbols, SMS=sms))
+            a = _KvCudaArgs()
+            for i, t in enumerate(inputs):
+                a.inputs[i] = _kv_describe(t)
+            for i, t in enumerate(outputs):
+                a.outputs[i] = _kv_describe(t)
+            for i, p in enumerate(params):
+                a.params[i] = p
+            a.n_inputs, a.n_outputs, a.n_params = len(inputs), len(outputs), len(params)
+            if smem > 48 * 1024:
+                _kv_cu_check(self.drv, self.drv.cuFuncSetAttribute(fn, self._CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+                             "cuFuncSetAttribute")
+            kernel_params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
+            plan = self.plans[key] = (ctx, fn, a, kernel_params, grid, block, smem)
+        ctx, fn, a, kernel_params, grid, block, smem = plan
         for i, t in enumerate(inputs):
-            a.inputs[i] = _kv_describe(t)
+            a.inputs[i].data = t.data_ptr()
         for i, t in enumerate(outputs):
-            a.outputs[i] = _kv_describe(t)
-        for i, p in enumerate(params):
-            a.params[i] = p
-        a.n_inputs, a.n_outputs, a.n_params = len(inputs), len(outputs), len(params)
+            a.outputs[i].data = t.data_ptr()
         drv = self.drv
         _kv_cu_check(drv, drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-        if smem > 48 * 1024:
-            _kv_cu_check(drv, drv.cuFuncSetAttribute(fn, self._CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem), "cuFuncSetAttribute")
-        kernel_params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
         queue = torch.cuda.current_stream(device).cuda_stream  # the caller's stream, as any PyTorch op uses
+        # cuLaunchKernel copies the argument block at the call: reusing `a` for the next call is safe.
         _kv_cu_check(drv, drv.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                                              ctypes.c_void_p(queue), kernel_params, None), "cuLaunchKernel(%s)" % self.launch["kernel"])
 

@@ -281,14 +281,14 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   REQUIRE(st == 0);
   // 1_relu has no template family: framework rewrites only, and no kernel to count.
   const auto relu = table_row(out, "1_relu");
-  REQUIRE(relu.size() == 11);
+  REQUIRE(relu.size() == 13);
   CHECK(relu[1] == "ok");                // the reference baseline
   CHECK(relu[2] == "–");                 // no kernel family
   CHECK(relu[4] == "no kernel family");
   CHECK(relu[8] == "ok");                // its best rewrite
   // 4_softmax: the softmax_rows template's kernels were proposed and the best one is correct.
   const auto softmax = table_row(out, "4_softmax");
-  REQUIRE(softmax.size() == 11);
+  REQUIRE(softmax.size() == 13);
   CHECK(softmax[1] == "ok");
   CHECK(softmax[2] == "softmax_rows");
   CHECK(softmax[3].find(" of ") != std::string::npos);
