@@ -167,7 +167,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
 
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
                              "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget",
-                             "models", "ca_file"});
+                             "models", "ca_file", "kernel_language"});
     if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
     r.get(l, "llm", "endpoint", c.llm.endpoint);
@@ -185,6 +185,9 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     }
     r.get(l, "llm", "api_key_env", c.llm.api_key_env);
     r.get(l, "llm", "ca_file", c.llm.ca_file);
+    r.get(l, "llm", "kernel_language", c.llm_kernel_language);
+    if (!c.llm_kernel_language.empty() && c.llm_kernel_language != "cuda" && c.llm_kernel_language != "triton" && c.llm_kernel_language != "cpp")
+      r.fail("llm.kernel_language", "'" + c.llm_kernel_language + "' (expected cuda, triton or cpp)");
     r.get(l, "llm", "temperature", c.llm.temperature, 0, 2);
     r.get(l, "llm", "max_tokens", c.llm.max_tokens, 1, 1e6);
     r.get(l, "llm", "timeout", c.llm.timeout_s, 1, 3600);

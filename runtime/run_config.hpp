@@ -24,6 +24,7 @@ struct RunConfig {
   std::string hardware = "auto";   // knowledge/hardware/<this>: constraints for templates and prompts; auto = this CPU
   llm::LlmConfig llm;              // operator = "llm"
   int llm_concurrency = 2;         // LLM requests in flight at once
+  std::string llm_kernel_language; // KernelBench-format problems: ModelNew's kernels in cuda | triton | cpp ("" = cuda on the GPU, cpp on the CPU)
   std::string replay_store, replay_search;  // operator = "replay": the recorded search to replay
   uint64_t seed = 1;
   int max_in_flight = 4;           // candidates proposed but not yet scored

@@ -52,9 +52,18 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!kb) return R::failure(kb.error());
   auto hw = load_hardware(root, c.hardware);
   if (!hw) return R::failure("search.hardware: " + hw.error());
-  return R(std::make_shared<LlmOperator>(*client, *prompts, spec,
-                                         spec.description + " (PyTorch reference: " + spec.reference + ")", c.hardware,
-                                         hw->text, *kb, c.llm_concurrency, c.backend));
+  auto op = std::make_shared<LlmOperator>(*client, *prompts, spec, spec.description + " (PyTorch reference: " + spec.reference + ")",
+                                         c.hardware, hw->text, *kb, c.llm_concurrency, c.backend);
+  if (!c.llm_kernel_language.empty()) {
+    if (!op->kernelbench())
+      return R::failure("llm.kernel_language: applies to KernelBench-format (.py) problems; " + spec.name + " is a core problem, whose "
+                        "kernels are written for the " + c.backend + " backend's ABI");
+    if (c.backend == "python" && c.llm_kernel_language != "cpp")
+      return R::failure("llm.kernel_language: '" + c.llm_kernel_language + "' needs the GPU (backend = \"cuda\"); on the CPU ModelNew's "
+                        "kernels are C++ (cpp)");
+    op->set_kernel_language(c.llm_kernel_language);
+  }
+  return R(op);
 }
 
 // The nodes of a recorded search, in order, with their sources, prompts and replies.

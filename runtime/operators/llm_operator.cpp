@@ -15,7 +15,8 @@ namespace mu = kainjow::mustache;
 
 Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
   PromptTemplates t;
-  for (auto [file, out] : {std::pair{"system.mustache", &t.system}, {"child.mustache", &t.child}, {"system_cuda.mustache", &t.system_cuda}}) {
+  for (auto [file, out] : {std::pair{"system.mustache", &t.system}, {"child.mustache", &t.child}, {"system_cuda.mustache", &t.system_cuda},
+                           {"system_python.mustache", &t.system_python}}) {
     std::ifstream in(root + "/prompts/" + file);
     if (!in) return Expected<PromptTemplates>::failure(root + "/prompts/" + file + ": cannot read the prompt template");
     std::stringstream ss;
@@ -27,9 +28,10 @@ Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
 
 namespace {
 
-// Whether a source defines a candidate kernel: the host entry point, or a kernel-only CUDA launch line.
+// Whether a source defines a candidate: the host entry point, a kernel-only CUDA launch line, or a ModelNew.
 bool defines_kernel(const std::string& s) {
-  return s.find("kevolve_kernel") != std::string::npos || s.find("@kevolve kernel") != std::string::npos;
+  return s.find("kevolve_kernel") != std::string::npos || s.find("@kevolve kernel") != std::string::npos ||
+         s.find("class ModelNew") != std::string::npos;
 }
 
 // Whether a fenced block (its info string and body), or a bare reply, is a diff rather than a source file.
@@ -73,8 +75,11 @@ Expected<std::string> extract_code(const std::string& reply) {
   const ReplyBlocks b = scan_reply(reply);
   if (!b.code.empty()) return b.code;
   if (!b.diff.empty()) return R::failure("the reply is a diff; a full source file is required");
-  if (!b.fenced && (reply.find("kevolve_kernel(") != std::string::npos || reply.find("@kevolve kernel") != std::string::npos)) return reply;
-  return R::failure("the reply contains no source defining kevolve_kernel (or a CUDA kernel with its // @kevolve launch lines)");
+  if (!b.fenced && (reply.find("kevolve_kernel(") != std::string::npos || reply.find("@kevolve kernel") != std::string::npos ||
+                    reply.find("class ModelNew") != std::string::npos))
+    return reply;
+  return R::failure("the reply contains no source defining kevolve_kernel (or a CUDA kernel with its // @kevolve launch lines, "
+                    "or for a KernelBench-format problem a class ModelNew)");
 }
 
 LlmOperator::LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
@@ -143,7 +148,14 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   d.set("params", params);
   const ShapeBinding& bench = spec_.bench_for(backend_);
   d.set("bench", binding_text(bench));
-  d.set("lang", backend_ == "cuda" ? "cuda" : "cpp");
+  d.set("lang", fence());
+  if (kernelbench()) {
+    std::ifstream in(spec_.file);
+    std::stringstream text;
+    text << in.rdbuf();
+    d.set("kernelbench", mu::data::type::bool_true);
+    d.set("problem_source", text.str());
+  }
   std::string verify;
   for (auto& b : spec_.verify) verify += (verify.empty() ? "" : "; ") + binding_text(b);
   d.set("verify", verify);
@@ -158,7 +170,8 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
 
   std::string task;
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
-  if (p.op == "seed") task = "Write a first, simple and correct kernel for this problem.";
+  if (p.op == "seed" && kernelbench()) task = "Write a first, simple and correct ModelNew whose computation runs in your own kernel.";
+  else if (p.op == "seed") task = "Write a first, simple and correct kernel for this problem.";
   else if (p.op == "repair") task = "The kernel below failed. Fix it so that it is correct; keep it simple.";
   else if (p.op == "crossover") task = "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
   else task = "Make the kernel below faster while keeping it correct.";
@@ -222,12 +235,20 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
       d.set("knowledge", kn);
     }
   }
-  mu::mustache sys(backend_ == "cuda" && !t_.system_cuda.empty() ? t_.system_cuda : t_.system), user(t_.child);
+  mu::mustache sys(kernelbench() && !t_.system_python.empty() ? t_.system_python
+                   : backend_ == "cuda" && !t_.system_cuda.empty() ? t_.system_cuda
+                                                                   : t_.system),
+      user(t_.child);
   const auto verbatim = [](const std::string& s) { return s; };  // prompts are text, not HTML
   sys.set_custom_escape(verbatim);
   user.set_custom_escape(verbatim);
   mu::data sd;
   sd.set("hardware", hardware_);
+  if (kernelbench()) {
+    const std::string lang = !kernel_language_.empty() ? kernel_language_ : backend_ == "python-cuda" ? "cuda" : "cpp";
+    sd.set(lang, mu::data::type::bool_true);
+    sd.set(backend_ == "python-cuda" ? "gpu" : "cpu", mu::data::type::bool_true);
+  }
   return {sys.render(sd), user.render(d)};
 }
 
@@ -249,8 +270,7 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
   std::string note, transcript;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const std::string asked = note.empty() ? user : user + "\n\n# Note\nYour previous reply could not be used: " + note +
-                                                        ". Answer with the complete source in one ```" +
-                                                        (backend_ == "cuda" ? std::string("cuda") : std::string("cpp")) + " block.";
+                                                        ". Answer with the complete source in one ```" + fence() + " block.";
     auto reply = client_->complete(system, asked, model);
     if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
     if (!transcript.empty()) transcript += "\n\n----- retry (the reply above could not be used: " + note + ") -----\n";
@@ -282,7 +302,7 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
     }
     Offspring o;
     o.candidate.source = *code;
-    o.candidate.language = backend_ == "cuda" ? "cuda" : "cpp";
+    o.candidate.language = kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp";
     o.candidate.provenance = "llm " + model + " (" + p.op + patched + ")";
     o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;

@@ -16,14 +16,15 @@ namespace kevolve {
 
 struct PromptTemplates {
   std::string system, child;
-  std::string system_cuda;  // the system prompt for CUDA kernels (prompts/system_cuda.mustache)
+  std::string system_cuda;    // the system prompt for CUDA kernels (prompts/system_cuda.mustache)
+  std::string system_python;  // for KernelBench-format problems: a ModelNew file (prompts/system_python.mustache)
   static Expected<PromptTemplates> load(const std::string& knowledge_root);
 };
 
-// The kernel in a reply: the last fenced ```cpp / ```cuda / ``` block that defines a kernel (or the whole
-// reply when it is bare code). A kernel is defined by `kevolve_kernel` (the host entry point) or by a
-// `// @kevolve kernel` launch line (a kernel-only CUDA candidate). A diff, or a reply without a kernel,
-// is an error that says why.
+// The kernel in a reply: the last fenced ```cpp / ```cuda / ```python / ``` block that defines a kernel (or
+// the whole reply when it is bare code). A kernel is defined by `kevolve_kernel` (the host entry point), by a
+// `// @kevolve kernel` launch line (a kernel-only CUDA candidate) or, for a KernelBench-format problem, by
+// `class ModelNew`. A diff, or a reply without a kernel, is an error that says why.
 Expected<std::string> extract_code(const std::string& reply);
 
 class LlmOperator : public Operator {
@@ -47,6 +48,11 @@ class LlmOperator : public Operator {
   // The model for one request: the config's, or one of the ensemble drawn by weight.
   std::string pick_model(Rng& rng) const;
 
+  // For a KernelBench-format problem (backend python or python-cuda): what ModelNew's kernels are written in,
+  // cuda | triton | cpp (both load_inline); "" = cuda on the GPU, cpp on the CPU.
+  void set_kernel_language(std::string l) { kernel_language_ = std::move(l); }
+  bool kernelbench() const { return backend_ == "python" || backend_ == "python-cuda"; }
+
   // The two prompts for a proposal (exposed for tests and docs).
   std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const;
 
@@ -57,7 +63,9 @@ class LlmOperator : public Operator {
   std::string reference_, hardware_, constraints_;
   std::shared_ptr<KnowledgeBase> kb_;
   int concurrency_;
-  std::string backend_;  // cpu | cuda: the ABI in the prompts, the benchmark shape, the candidates' language
+  std::string backend_;  // cpu | cuda | python | python-cuda: the ABI in the prompts, the benchmark shape, the candidates' language
+  std::string kernel_language_;
+  std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
 };
 
 }  // namespace kevolve

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,5 +224,69 @@ TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm]
   CHECK(s->stop_reason.find("token budget") != std::string::npos);
   CHECK(s->evaluated == 2);
   CHECK(server.requests().size() == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evaluated through the Python interpreter", "[llm][python]") {
+  if (test::shell("/usr/bin/python3 -c 'import torch' 2>/dev/null").code != 0 && test::shell("python3 -c 'import torch' 2>/dev/null").code != 0) {
+    std::cout << "SKIPPED: no python3 with torch here\n";
+    return;
+  }
+  Server server;
+  // The seed: ModelNew with its own C++ kernel (load_inline); then a reply without code (asked again), then a
+  // ModelNew that only calls PyTorch (evaluated, and labelled a framework rewrite by the evaluator).
+  server.push({200, Server::openai_body(
+                        "```python\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n"
+                        "_SRC = r'''\n#include <torch/extension.h>\n"
+                        "torch::Tensor relu_fwd(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
+                        "  const float* a = x.data_ptr<float>();\n  float* b = y.data_ptr<float>();\n"
+                        "  for (int64_t i = 0, n = x.numel(); i < n; ++i) b[i] = a[i] > 0.f ? a[i] : 0.f;\n  return y;\n}\n'''\n"
+                        "_ext = load_inline(name='kevolve_llm_test_relu', cpp_sources=_SRC, functions=['relu_fwd'], verbose=False)\n\n\n"
+                        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+                        "    def forward(self, x):\n        return _ext.relu_fwd(x.contiguous())\n```\nA scalar C++ loop.")});
+  server.push({200, Server::openai_body("ReLU keeps the positive part; I would use an elementwise kernel.")});
+  server.push({200, Server::openai_body("```python\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                                        "    def __init__(self):\n        super().__init__()\n\n"
+                                        "    def forward(self, x):\n        return torch.clamp_min(x, 0.0)\n```\n")});
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-kb-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string problem = std::string(KEVOLVE_SOURCE_DIR) + "/problems/kernelbench-format/1_relu.py";
+  auto config = [&](const std::string& language) {
+    std::ofstream(dir + "/run.toml") << "[search]\nproblem = \"" << problem << "\"\nid = \"kb-llm\"\nbackend = \"cpu\"\noperator = \"llm\"\n"
+                                     << "max_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 2\n[llm]\nprovider = \"openai\"\n"
+                                     << "endpoint = \"" << server.url("/v1/chat/completions") << "\"\nmodel = \"fixture-model\"\nretries = 0\n"
+                                     << language << "[store]\npath = \"" << dir << "/store\"\ncheckpoint_seconds = 0\n"
+                                     << "[eval]\nmin_time = 0.02\nmin_reps = 5\nthreads = 2\n";
+    return dir + "/run.toml";
+  };
+  std::string out;
+  // Triton and CUDA kernels need the GPU: refused at start on the CPU.
+  CHECK(run_cli(config("kernel_language = \"triton\"\n"), out) == 2);
+  CHECK(out.find("llm.kernel_language: 'triton' needs the GPU") != std::string::npos);
+  out.clear();
+  const int rc = run_cli(config("") + " --out " + dir + "/out", out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto store = Store::open(dir + "/store", true);
+  REQUIRE(store);
+  const auto nodes = (*store)->nodes("kb-llm");
+  REQUIRE(nodes.size() == 2);
+  for (auto& n : nodes) CHECK(n.correct());
+  auto prompt = (*store)->artifact("kb-llm", 1, "prompt");
+  REQUIRE(prompt);
+  CHECK(prompt->find("class ModelNew(nn.Module)") != std::string::npos);         // the system prompt: what to write
+  CHECK(prompt->find("C++ compiled with `torch.utils.cpp_extension.load_inline`") != std::string::npos);  // CPU: cpp
+  CHECK(prompt->find("class Model(nn.Module):") != std::string::npos);           // the problem file itself
+  CHECK(prompt->find("Write a first, simple and correct ModelNew") != std::string::npos);
+  CHECK(prompt->find("Inputs (in order)") == std::string::npos);                 // no core-problem tensor list
+  CHECK((*store)->artifact("kb-llm", 1, "source")->find("load_inline") != std::string::npos);
+  auto second = (*store)->artifact("kb-llm", 2, "prompt");
+  REQUIRE(second);
+  CHECK(second->find("```python\nimport torch") != std::string::npos);           // the parent, fenced as Python
+  CHECK(second->find("could not be used") != std::string::npos);                 // the prose reply was asked again
+  CHECK(second->find("one ```python block") != std::string::npos);
+  CHECK(fs::exists(dir + "/out/best/model_new.py"));
+  CHECK(server.requests().size() == 3);
   fs::remove_all(dir);
 }
