@@ -1,6 +1,11 @@
 #include "backends/build_target.hpp"
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -73,6 +78,36 @@ std::string device_class(const std::string& target, const std::string& model) { 
 
 std::string local_device_class(const std::string& backend, int index) {
   return device_class(device_target(backend, index), device_model(backend, index));
+}
+
+int64_t device_memory_bytes(const std::string& backend, int index) {
+  if (backend == "cuda" || backend == "python-cuda") {
+    const std::string mib = first_line("nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i " + std::to_string(index));
+    return mib.empty() ? 0 : std::atoll(mib.c_str()) * (int64_t{1} << 20);
+  }
+  std::ifstream f("/proc/meminfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("MemTotal:", 0) == 0) return std::atoll(line.c_str() + 9) * 1024;  // kB
+  return 0;
+}
+
+double measure_host_copy_gbps() {
+  const size_t bytes = size_t{256} << 20;
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> ts;
+    for (unsigned i = 0; i < n; ++i)
+      ts.emplace_back([&, i] {
+        const size_t lo = bytes / n * i, hi = i + 1 == n ? bytes : bytes / n * (i + 1);
+        std::memcpy(b.data() + lo, a.data() + lo, hi - lo);
+      });
+    for (auto& t : ts) t.join();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best > 0 && b[bytes / 2] == 1 ? 2.0 * bytes / best / 1e9 : 0;
 }
 
 }  // namespace kevolve

@@ -9,6 +9,7 @@
 // share sm_90 but not their bandwidth). Every verdict carries the class of the device that gave it, and a
 // search keeps its fitness per class. KEVOLVE_DEVICE_MODEL overrides the model this machine reports.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "runtime/records/eval_request.hpp"
@@ -31,5 +32,13 @@ std::string device_class(const std::string& target, const std::string& model);
 
 // The class of this machine's device `index` for `backend`.
 std::string local_device_class(const std::string& backend, int index);
+
+// The memory of this machine's device `index`: the GPU's (nvidia-smi) for cuda and python-cuda, else the
+// host's (/proc/meminfo); 0 when unknown.
+int64_t device_memory_bytes(const std::string& backend, int index);
+
+// The host's copy bandwidth, measured now: all cores copying 256 MiB between two buffers, best of three
+// (GB/s counting bytes read and written). About 0.2 s.
+double measure_host_copy_gbps();
 
 }  // namespace kevolve

@@ -112,6 +112,7 @@ void finish(Self self, size_t i, uint64_t token, EvalResult r) {
   d.token = 0;
   ++d.evaluated;
   if (r.device_class.empty()) r.device_class = d.info.device_class;
+  if (d.info.copy_gbps <= 0 && r.peak_gbps > 0) d.info.copy_gbps = r.peak_gbps;  // the worker's own measurement
   r.profile = "evaluated on " + d.info.host + " (evaluator pid " + std::to_string(d.info.pid) + ", device " + std::to_string(d.info.index) +
               ": " + d.info.name + "; " + d.info.fingerprint + ")\n" + r.profile;
   d.inflight.promise.deliver(std::move(r));

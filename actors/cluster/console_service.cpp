@@ -209,11 +209,14 @@ std::string devices(const std::vector<std::string>& w, const ClusterView& v) {
     if (js) {
       o << (i ? "," : "") << "{\"host\":" << quote(d.info.host) << ",\"pid\":" << d.info.pid << ",\"index\":" << d.info.index
         << ",\"backend\":" << quote(d.info.backend) << ",\"name\":" << quote(d.info.name) << ",\"arch\":" << quote(d.info.arch) << ",\"device_class\":" << quote(d.info.device_class)
+        << ",\"memory_bytes\":" << d.info.memory_bytes << ",\"copy_gbps\":" << number(d.info.copy_gbps)
         << ",\"fingerprint\":" << quote(d.info.fingerprint) << ",\"alive\":" << (d.alive ? "true" : "false")
         << ",\"busy\":" << (d.busy ? "true" : "false") << ",\"current\":" << quote(d.current) << ",\"evaluated\":" << d.evaluated
         << ",\"utilisation\":" << number(util) << "}";
     } else {
       o << d.info.host << ":" << d.info.pid << "/" << d.info.index << "  " << d.info.backend << "  " << d.info.name << "  "
+        << (d.info.memory_bytes > 0 ? fmt(static_cast<double>(d.info.memory_bytes) / (1 << 30), 1) + " GiB  " : std::string())
+        << (d.info.copy_gbps > 0 ? "copy " + fmt(d.info.copy_gbps, 1) + " GB/s  " : std::string("copy not measured yet  "))
         << (d.alive ? (d.busy ? "busy (" + d.current + ")" : "idle") : "gone") << "  evaluated " << d.evaluated << "  busy "
         << fmt(100 * util, 1) << " %\n";
     }

@@ -32,6 +32,7 @@ DeviceInfo describe(const EvaluatorOptions& o, int index) {
   d.name = device_model(o.backend, index);
   d.arch = o.backend == "null" ? "null" : device_target(o.backend, index);
   d.device_class = device_class(d.arch, d.name);
+  if (o.backend != "null") d.memory_bytes = device_memory_bytes(o.backend, index);
   d.fingerprint = "kevolve evaluator built with " __VERSION__;
   return d;
 }
@@ -48,8 +49,11 @@ void run_evaluator(const EvaluatorOptions& o) {
   caf::actor_system sys{cfg};
   std::vector<device_actor> devices;
   std::vector<DeviceInfo> infos;
+  // The host's copy bandwidth: the ceiling of CPU devices (a CUDA device's comes from its worker).
+  const double host_gbps = o.backend == "cpu" || o.backend == "python" ? measure_host_copy_gbps() : 0;
   for (int i = 0; i < o.devices; ++i) {
-    const DeviceInfo& info = infos.emplace_back(describe(o, i));
+    DeviceInfo& info = infos.emplace_back(describe(o, i));
+    info.copy_gbps = host_gbps;
     devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : info.arch, info.device_class}));
   }
   double backoff = 1;

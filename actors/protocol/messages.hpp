@@ -94,6 +94,9 @@ struct DeviceInfo {
   std::string arch;      // its build target: "cpu:znver3", "cuda:sm_90", ... (backends/build_target.hpp)
   std::string fingerprint;  // device, driver, compiler versions in one line
   std::string device_class;  // arch + model (backends/build_target.hpp): what a search's device_class pin matches
+  int64_t memory_bytes = 0;  // the device's memory (GPU: its own; CPU: the host's); 0 = unknown
+  double copy_gbps = 0;      // measured copy bandwidth: the host's at registration (CPU), the worker's first
+                             // measurement (CUDA: device-to-device copy, reported with its first verdict); 0 = not yet
 };
 
 // search -> whoever asks: where the search stands.

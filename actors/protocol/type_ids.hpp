@@ -70,7 +70,7 @@ template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
            x.candidate, x.device_class);
 }
 template <class F> typename F::result_type inspect(F& f, DeviceInfo& x) {
-  return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint, x.device_class);
+  return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint, x.device_class, x.memory_bytes, x.copy_gbps);
 }
 template <class F> typename F::result_type inspect(F& f, KbQuery& x) {
   return f(caf::meta::type_name("KbQuery"), x.text, x.hardware, x.problem, x.limit);

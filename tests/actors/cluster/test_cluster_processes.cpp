@@ -181,6 +181,16 @@ TEST_CASE("an evaluator whose build target differs from the node's rebuilds each
   setenv("KEVOLVE_BUILD_TARGET", "cpu:some-other-machine", 1);  // what this evaluator reports about itself
   const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "cpu"}, t.path + "/ev.log");
   unsetenv("KEVOLVE_BUILD_TARGET");
+  // What the evaluator registered: its memory and the copy bandwidth it measured at start.
+  std::string devices;
+  CHECK(wait_for([&] {
+    devices = std::get<1>(console(t.path, address, {"devices", "--json"}));
+    return devices.find("\"copy_gbps\":") != std::string::npos;
+  }, 60));
+  std::smatch m;
+  REQUIRE(std::regex_search(devices, m, std::regex("\"memory_bytes\":([0-9]+),\"copy_gbps\":([0-9.e+]+)")));
+  CHECK(std::stoll(m[1]) > (int64_t{1} << 28));  // the host's memory (more than 256 MiB)
+  CHECK(std::stod(m[2]) > 0.1);                  // GB/s, measured
   REQUIRE(wait_exit(node, 300) == 0);
   kill(ev, SIGTERM);
   CHECK(wait_exit(ev, 30) == 0);
