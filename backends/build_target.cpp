@@ -43,6 +43,25 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// nvidia-smi's name for CUDA device `index` as this process sees it: nvidia-smi ignores CUDA_VISIBLE_DEVICES,
+// so the index goes through it (its entries are indices or UUIDs, both of which -i takes).
+std::string smi_device(int index) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible || !*visible) return std::to_string(index);
+  std::string list = visible;
+  for (int i = 0; i <= index; ++i) {
+    const size_t comma = list.find(',');
+    const std::string entry = list.substr(0, comma);
+    if (i == index) {
+      const size_t a = entry.find_first_not_of(' '), z = entry.find_last_not_of(' ');
+      return a == std::string::npos || entry.find_first_of("'\"$`;|&<> ") < z ? std::to_string(index) : entry.substr(a, z - a + 1);
+    }
+    if (comma == std::string::npos) break;
+    list.erase(0, comma + 1);
+  }
+  return std::to_string(index);
+}
+
 }  // namespace
 
 std::string build_target(const std::string& backend, const EvalOptions& o) {
@@ -56,7 +75,7 @@ std::string device_target(const std::string& backend, int index) {
   if (const char* t = std::getenv("KEVOLVE_BUILD_TARGET"); t && *t) return t;
   if (backend == "cuda") {
     // "9.0" -> "sm_90"
-    const std::string cap = first_line("nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + std::to_string(index));
+    const std::string cap = first_line("nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + smi_device(index));
     const auto dot = cap.find('.');
     if (dot == std::string::npos) return "cuda:unknown";
     return "cuda:sm_" + cap.substr(0, dot) + cap.substr(dot + 1);
@@ -68,7 +87,7 @@ std::string device_model(const std::string& backend, int index) {
   if (const char* m = std::getenv("KEVOLVE_DEVICE_MODEL"); m && *m) return m;
   if (backend == "null") return "null device";
   if (backend == "cuda" || backend == "python-cuda") {
-    const std::string name = first_line("nvidia-smi --query-gpu=name --format=csv,noheader -i " + std::to_string(index));
+    const std::string name = first_line("nvidia-smi --query-gpu=name --format=csv,noheader -i " + smi_device(index));
     return name.empty() ? "unknown GPU" : name;
   }
   return cpu_model();
@@ -82,7 +101,7 @@ std::string local_device_class(const std::string& backend, int index) {
 
 int64_t device_memory_bytes(const std::string& backend, int index) {
   if (backend == "cuda" || backend == "python-cuda") {
-    const std::string mib = first_line("nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i " + std::to_string(index));
+    const std::string mib = first_line("nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i " + smi_device(index));
     return mib.empty() ? 0 : std::atoll(mib.c_str()) * (int64_t{1} << 20);
   }
   std::ifstream f("/proc/meminfo");

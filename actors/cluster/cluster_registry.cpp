@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "actors/cluster/console_service.hpp"
@@ -45,6 +46,7 @@ struct RegistryState {
   std::map<std::string, caf::actor> by_id;
   std::map<std::string, SearchStatus> statuses;  // as last asked (every second)
   caf::actor engine;                             // takes the console's submissions
+  std::set<std::string> pins_warned;             // "search|class" whose jobs found no device of that class
   uint64_t next_token = 1;
   int64_t dispatched = 0, requeued = 0;
   Clock::time_point started = Clock::now();
@@ -217,6 +219,16 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
           if (d.alive) caf::anon_send(d.hdl, atoms::spec_atom::value, problem, blob);
       },
       [self](atoms::eval_atom, EvalJob& job) -> caf::typed_response_promise<EvalResult> {
+        auto& st = self->state;
+        if (!job.device_class.empty() && !st.pins_warned.count(job.search + "|" + job.device_class)) {
+          bool any = false;
+          for (auto& d : st.devices) any = any || (d.alive && d.info.device_class.find(job.device_class) != std::string::npos);
+          if (!any) {
+            st.pins_warned.insert(job.search + "|" + job.device_class);
+            std::cerr << "kevolve node: search " << job.search << " waits for a device whose class contains '" << job.device_class
+                      << "' ([search] device_class); none has joined (see `devices`)\n";
+          }
+        }
         Pending p{std::move(job), self->make_response_promise<EvalResult>(), 0};
         auto rp = p.promise;
         self->state.queue.push_back(std::move(p));

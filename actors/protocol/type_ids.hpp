@@ -13,7 +13,7 @@ template <class F> typename F::result_type inspect(F& f, Proposal& x) {
 }
 template <class F> typename F::result_type inspect(F& f, NodeRecord& x) {
   return f(caf::meta::type_name("NodeRecord"), x.id, x.parents, x.op, x.params, x.island, x.state, x.status, x.reason,
-           x.message, x.fitness, x.candidate_ms, x.reference_ms);
+           x.message, x.fitness, x.candidate_ms, x.reference_ms, x.device_class);
 }
 template <class F> typename F::result_type inspect(F& f, SearchRecord& x) {
   return f(caf::meta::type_name("SearchRecord"), x.id, x.problem, x.strategy, x.config_text, x.next_node, x.rng_state,

@@ -28,10 +28,13 @@ class EvalServer {
   Expected<std::string> ask_once(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
   std::string start(const std::string& python, const std::string& script);
   std::string log_tail() const;
+  bool gone();
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   std::string log_, pending_;
   bool died_ = false;  // the last ask_once found the process gone (not a timeout)
+  bool reaped_ = false;
+  int status_ = 0;     // its wait status, once reaped
 };
 
 }  // namespace kevolve::python

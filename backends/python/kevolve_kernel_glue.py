@@ -290,9 +290,6 @@ class _KvCudaKernel:
             for i, p in enumerate(params):
                 a.params[i] = p
             a.n_inputs, a.n_outputs, a.n_params = len(inputs), len(outputs), len(params)
-            if smem > 48 * 1024:
-                _kv_cu_check(self.drv, self.drv.cuFuncSetAttribute(fn, self._CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
-                             "cuFuncSetAttribute")
             kernel_params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
             plan = self.plans[key] = (ctx, fn, a, kernel_params, grid, block, smem)
         ctx, fn, a, kernel_params, grid, block, smem = plan
@@ -302,6 +299,8 @@ class _KvCudaKernel:
             a.outputs[i].data = t.data_ptr()
         drv = self.drv
         _kv_cu_check(drv, drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        if smem > 48 * 1024:  # a property of the function, not of this layout: set for every such launch
+            _kv_cu_check(drv, drv.cuFuncSetAttribute(fn, self._CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem), "cuFuncSetAttribute")
         queue = torch.cuda.current_stream(device).cuda_stream  # the caller's stream, as any PyTorch op uses
         # cuLaunchKernel copies the argument block at the call: reusing `a` for the next call is safe.
         _kv_cu_check(drv, drv.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,

@@ -51,6 +51,35 @@ PRECISION_NAMES = {"allow_tf32", "set_float32_matmul_precision", "allow_fp16_red
                    "allow_bf16_reduced_precision_reduction", "autocast", "half", "bfloat16", "float16"}
 THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess"}
 KERNEL_MARKERS = ("load_inline", "cpp_extension", "nvrtc", "triton", "cupy", "numba")
+# In C++/CUDA source carried as strings (load_inline): work queued on a stream of its own escapes the timer.
+NATIVE_STREAM_TOKENS = ("cudaStreamCreate", "getStreamFromPool", "cudaStreamNonBlocking", "getStreamFromExternal")
+# Settings of torch a candidate may assign (performance switches that change no precision).
+PATCH_ALLOWED = ("torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch._dynamo.config.",
+                 "torch._inductor.config.")
+
+
+def _chain(node):
+    """'a.b.c' for an attribute chain rooted at a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _patches_module(chain, aliases):
+    """Whether assigning `chain` replaces something of torch or time (through any alias), other than an
+    allowed setting."""
+    if not chain or "." not in chain:
+        return False
+    root, rest = chain.split(".", 1)
+    if root not in aliases:
+        return False
+    full = aliases[root] + "." + rest
+    return not any(full == a or (a.endswith(".") and full.startswith(a)) for a in PATCH_ALLOWED)
 
 
 def static_check(source, problem_stem):
@@ -59,6 +88,19 @@ def static_check(source, problem_stem):
         tree = ast.parse(source)
     except SyntaxError as e:
         return ("syntax", e.lineno or 0, "the candidate is not valid Python: %s" % e.msg)
+    for n, text in enumerate(source.splitlines(), 1):
+        for token in NATIVE_STREAM_TOKENS:
+            if token in text:
+                return ("streams", n, "'%s' in native source: work on another stream escapes the timer" % token)
+    aliases = {}  # local name -> the module it stands for ("torch", "torch.cuda", "time", ...)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in ("torch", "time"):
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("torch", "time"):
+            for a in node.names:
+                aliases[a.asname or a.name] = node.module + "." + a.name
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Try):
@@ -86,9 +128,18 @@ def static_check(source, problem_stem):
                     isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
                 return ("timer", line, "assigning '%s': timers must not be patched" % node.attr)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args:
-            target = node.args[0]
-            if isinstance(target, ast.Name) and target.id in ("time", "torch"):
-                return ("timer", line, "setattr on '%s': timers must not be patched" % target.id)
+            target = _chain(node.args[0]) or ""
+            if target.split(".")[0] in aliases:
+                return ("timer", line, "setattr on '%s': torch's and the time module's functions (timers, events, streams, "
+                                       "copies) must not be patched" % target)
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            chain = _chain(t)
+            if chain and chain.split(".")[-1] in PRECISION_NAMES:
+                continue  # a precision switch: the precision rule below names it
+            if _patches_module(chain, aliases):
+                return ("timer", line, "assigning '%s': torch's and the time module's functions (timers, events, streams, copies) "
+                                       "must not be patched" % chain)
         if isinstance(node, ast.Name) and node.id in ("float16", "bfloat16"):
             return ("precision", line, "'%s': lower precision than the reference computes in" % node.id)
     return None
@@ -110,6 +161,7 @@ class Runner:
         self.device, self.threads = device, threads
         env = dict(os.environ)
         env["OMP_NUM_THREADS"] = str(threads)
+        env["KEVOLVE_RUNNER_PARENT"] = str(os.getpid())
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "kevolve_py_runner.py"), candidate, device, str(threads)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   cwd=workdir, env=env, start_new_session=True)
@@ -162,8 +214,11 @@ def take_runner(candidate, workdir, device, threads, timeout):
     if r is not None:
         if (r.device, r.threads) == (device, threads) and r.p.poll() is None:
             r.timeout = timeout
-            if r.ask({"op": "open", "candidate": candidate, "work": workdir}, timeout=max(60, timeout)).get("status") == "ok":
-                return r
+            try:
+                if r.ask({"op": "open", "candidate": candidate, "work": workdir}, timeout=max(60, timeout)).get("status") == "ok":
+                    return r
+            except (OSError, ValueError):  # it died in between: a fresh one below
+                pass
         r.kill()
     return Runner(candidate, workdir, device, threads, timeout)
 

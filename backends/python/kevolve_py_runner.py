@@ -29,9 +29,8 @@ def _die_with_parent():
         pass
 
 
-_parent = os.getppid()
 _die_with_parent()
-if os.getppid() != _parent:  # the evaluator died before the line above
+if str(os.getppid()) != os.environ.get("KEVOLVE_RUNNER_PARENT", str(os.getppid())):  # its evaluator is already gone
     sys.exit(1)
 
 _reply = os.fdopen(os.dup(1), "w")
@@ -40,7 +39,31 @@ sys.stdout = sys.stderr
 
 import torch  # noqa: E402
 
-_Event = torch.cuda.Event  # bound before any candidate code runs, like the clock
+# Bound before any candidate code runs, like the clock: the event and stream functions the timing calls,
+# and the DLPack pair the refill check writes through.
+_Event = torch.cuda.Event
+_EventBase = getattr(torch._C, "_CudaEventBase", None)
+_ev_record = getattr(_EventBase, "record", None)
+_ev_elapsed = getattr(_EventBase, "elapsed_time", None)
+_ev_sync = getattr(_EventBase, "synchronize", None)
+_current_stream = torch.cuda.current_stream
+from torch.utils.dlpack import from_dlpack as _from_dlpack, to_dlpack as _to_dlpack  # noqa: E402
+
+
+def _elapsed_ns(b, e):
+    """The time between two recorded events, through the functions bound above."""
+    if _ev_elapsed is not None:
+        _ev_sync(e)
+        return int(_ev_elapsed(b, e) * 1e6)
+    e.synchronize()
+    return int(b.elapsed_time(e) * 1e6)
+
+
+def _record(ev):
+    if _ev_record is not None:
+        _ev_record(ev, _current_stream())
+    else:
+        ev.record()
 
 
 def answer(**kw):
@@ -92,7 +115,9 @@ def main():
                 if op == "refill":  # the same tensor objects as the first run, holding the new data
                     for old, new in zip(kept, inputs):
                         if isinstance(old, torch.Tensor):
-                            old.copy_(new)
+                            # Written through a DLPack alias, whose version counter is its own: a result cached by
+                            # (address, tensor._version) is caught like one cached by address alone.
+                            _from_dlpack(_to_dlpack(old)).copy_(new)
                     inputs = kept
                 elif kept is None:
                     kept = inputs
@@ -118,12 +143,11 @@ def main():
                         if dev.type == "cuda":
                             flush.fill_(1)
                             b, e = _Event(enable_timing=True), _Event(enable_timing=True)
-                            b.record()
+                            _record(b)
                             with torch.no_grad():
                                 outs = as_list(model(*s))
-                            e.record()
-                            e.synchronize()
-                            ns.append(int(b.elapsed_time(e) * 1e6))
+                            _record(e)
+                            ns.append(_elapsed_ns(b, e))
                         else:
                             t0 = _clock()
                             with torch.no_grad():

@@ -420,6 +420,11 @@ int run_suite(const SuiteArgs& a) {
     std::vector<fs::path> mine;
     for (size_t i = 0; i < problems.size(); ++i)
       if (static_cast<int>(i % static_cast<size_t>(a.shards)) == a.shard) mine.push_back(problems[i]);
+    if (mine.empty() && !problems.empty()) {
+      std::cerr << "kevolve suite: shard " << a.shard << "/" << a.shards << " of " << a.dir << " holds no problem (the folder has "
+                << problems.size() << ")\n";
+      return 2;
+    }
     problems = std::move(mine);
   }
   if (problems.empty()) {

@@ -322,6 +322,8 @@ TEST_CASE("evaluators of two device classes: fitness is kept per class, and a se
     return std::get<1>(console(t.path, address, {"show", id, "--json"})).find("\"finished\":true") != std::string::npos;
   };
   REQUIRE(wait_for([&] { return finished("cluster-test") && finished("pinned"); }, 120));
+  // The pinned search's first jobs came before any evaluator: the node said what they wait for.
+  CHECK(slurp(node_log).find("search pinned waits for a device whose class contains 'Model B'") != std::string::npos);
 
   auto [dev_rc, devices] = console(t.path, address, {"devices", "--json"});
   CHECK(devices.find("\"device_class\":\"null Model A\"") != std::string::npos);

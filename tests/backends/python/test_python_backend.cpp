@@ -85,6 +85,9 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
       // Cached by storage address: stale on the next trial if the allocator hands the address back, and
       // always on the refill check (trial 0's tensors with new data).
       {"cached_output.py", kSoftmax, EvalStatus::rejected, {"fresh_data", "pointer_reuse"}},
+      // Cached by (address, tensor._version): a refill written with copy_() would bump the version and pass.
+      {"cached_by_version.py", kSoftmax, EvalStatus::rejected, {"fresh_data", "pointer_reuse"}},
+      {"patched_event.py", kRelu, EvalStatus::rejected, {"timer"}},
       {"wrong_values.py", kSoftmax, EvalStatus::incorrect, {"mismatch"}},
   };
   for (auto& c : cases) {
