@@ -58,11 +58,19 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
   return b;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& backend) {
+std::unique_ptr<Backend> make_backend(const std::string& backend, int device_index) {
   if (backend == "cpu") return std::make_unique<cpu::CpuBackend>();
-  if (backend == "cuda") return std::make_unique<cuda::CudaBackend>();
+  if (backend == "cuda") {
+    auto b = std::make_unique<cuda::CudaBackend>();
+    b->use_gpu(device_index);
+    return b;
+  }
   if (backend == "python") return std::make_unique<python::PythonBackend>("cpu");
-  if (backend == "python-cuda") return std::make_unique<python::PythonBackend>("cuda");
+  if (backend == "python-cuda") {
+    auto b = std::make_unique<python::PythonBackend>("cuda");
+    b->use_gpu(device_index);
+    return b;
+  }
   return nullptr;
 }
 

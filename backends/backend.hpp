@@ -33,7 +33,8 @@ class Backend {
 // Builds `c` for the named backend (cpu | cuda | python | python-cuda); never throws. The caller owns the folder in the result.
 BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o);
 // The evaluating side of a backend; nullptr for a name that is not a backend with a worker.
-std::unique_ptr<Backend> make_backend(const std::string& backend);
+// `device_index`: which of this machine's devices it evaluates on (CUDA: the worker's CUDA_VISIBLE_DEVICES).
+std::unique_ptr<Backend> make_backend(const std::string& backend, int device_index = 0);
 void remove_build_dir(const std::string& dir);
 
 // The language of a backend's candidates: cpp (cpu), cuda (cuda), python (python, python-cuda).

@@ -43,9 +43,9 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// nvidia-smi's name for CUDA device `index` as this process sees it: nvidia-smi ignores CUDA_VISIBLE_DEVICES,
-// so the index goes through it (its entries are indices or UUIDs, both of which -i takes).
-std::string smi_device(int index) {
+}  // namespace
+
+std::string cuda_visible_device(int index) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (!visible || !*visible) return std::to_string(index);
   std::string list = visible;
@@ -54,7 +54,12 @@ std::string smi_device(int index) {
     const std::string entry = list.substr(0, comma);
     if (i == index) {
       const size_t a = entry.find_first_not_of(' '), z = entry.find_last_not_of(' ');
-      return a == std::string::npos || entry.find_first_of("'\"$`;|&<> ") < z ? std::to_string(index) : entry.substr(a, z - a + 1);
+      if (a == std::string::npos) return std::to_string(index);
+      const std::string name = entry.substr(a, z - a + 1);
+      // Handed to nvidia-smi through a shell: indices, UUIDs and MIG names only.
+      return name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/:.") == std::string::npos
+                 ? name
+                 : std::to_string(index);
     }
     if (comma == std::string::npos) break;
     list.erase(0, comma + 1);
@@ -62,6 +67,9 @@ std::string smi_device(int index) {
   return std::to_string(index);
 }
 
+namespace {
+// nvidia-smi ignores CUDA_VISIBLE_DEVICES: it is asked about the device this process sees as `index`.
+std::string smi_device(int index) { return cuda_visible_device(index); }
 }  // namespace
 
 std::string build_target(const std::string& backend, const EvalOptions& o) {

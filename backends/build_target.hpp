@@ -23,6 +23,10 @@ std::string build_target(const std::string& backend, const EvalOptions& o);
 // capability; "cuda:unknown" when it cannot tell).
 std::string device_target(const std::string& backend, int index);
 
+// The name of the GPU this process sees as CUDA device `index` (the index-th entry of CUDA_VISIBLE_DEVICES,
+// an index or a UUID; else the index itself): what a worker for that device gets as its CUDA_VISIBLE_DEVICES.
+std::string cuda_visible_device(int index);
+
 // The model of this machine's device `index` for `backend`: the GPU's name (nvidia-smi) for cuda and
 // python-cuda, "null device" for null, else the CPU model (/proc/cpuinfo).
 std::string device_model(const std::string& backend, int index);

@@ -39,6 +39,7 @@ bool WorkerClient::start(const std::string& executable, std::string& error) {
   if (pid_ == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
+    for (auto& [name, value] : env_) setenv(name.c_str(), value.c_str(), 1);
     execl(executable.c_str(), executable.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

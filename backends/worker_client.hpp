@@ -4,6 +4,8 @@
 #pragma once
 #include <string>
 #include <sys/types.h>
+#include <utility>
+#include <vector>
 
 #include "runtime/expected.hpp"
 #include "runtime/records/eval_request.hpp"
@@ -20,11 +22,14 @@ class WorkerClient {
   // comes back as a harness_error with reason "worker"; the next request gets a fresh worker).
   EvalResult evaluate_in(const std::string& executable, const EvalRequest& q);
   void stop();
+  // Set in the worker's environment when it starts (e.g. CUDA_VISIBLE_DEVICES: the GPU of this device).
+  void set_env(std::string name, std::string value) { env_.emplace_back(std::move(name), std::move(value)); }
 
  private:
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   std::string exe_;
+  std::vector<std::pair<std::string, std::string>> env_;
 };
 
 // Path of a sibling executable of the running program (workers are installed next to `kevolve`).

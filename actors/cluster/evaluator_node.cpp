@@ -54,7 +54,7 @@ void run_evaluator(const EvaluatorOptions& o) {
   for (int i = 0; i < o.devices; ++i) {
     DeviceInfo& info = infos.emplace_back(describe(o, i));
     info.copy_gbps = host_gbps;
-    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : info.arch, info.device_class}));
+    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : info.arch, info.device_class, i}));
   }
   double backoff = 1;
   // Waits `backoff` seconds (a stop request cuts it short), then doubles it up to 30 s.

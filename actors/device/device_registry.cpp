@@ -91,7 +91,7 @@ EvalResult evaluate_job(DeviceState& st, const EvalJob& job);
 
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
-  if (setup.backend != "null") self->state.backend = make_backend(setup.backend);
+  if (setup.backend != "null") self->state.backend = make_backend(setup.backend, setup.index);
   if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   return {
       [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
@@ -150,6 +150,7 @@ struct RegistryState : FarmState<device_actor, atoms::eval_atom, EvalJob, EvalRe
 device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryState> self, DeviceSetup setup) {
   for (int i = 0; i < setup.devices; ++i) {
     DeviceSetup one = setup;
+    one.index = i;
     if (one.device_class.empty()) one.device_class = local_device_class(setup.backend, i);
     // Evaluations block on a worker process: such devices get threads of their own; null devices only
     // block when they simulate evaluation time.

@@ -17,6 +17,7 @@ struct DeviceSetup {
   // Stamped on every verdict (EvalResult::device_class); the registry fills it from this machine's device
   // when empty, an evaluator from what it registers.
   std::string device_class;
+  int index = 0;  // which of this machine's devices (CUDA: the GPU its worker sees)
 };
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "backends/build_target.hpp"
 #include "backends/cpu/build/source_scan.hpp"
 #include "backends/cuda/build/cuda_compiler.hpp"
 
@@ -73,6 +74,8 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
 }
 
 CudaBackend::CudaBackend(std::string evaluator) : evaluator_(std::move(evaluator)) {}
+
+void CudaBackend::use_gpu(int index) { worker_.set_env("CUDA_VISIBLE_DEVICES", cuda_visible_device(index)); }
 
 EvalResult CudaBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
   if (b.verdict) return *b.verdict;

@@ -16,6 +16,8 @@ std::string cuda_worker_path();
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(std::string evaluator = cuda_worker_path());
+  // Evaluate on this process's CUDA device `index`: its worker sees only that GPU.
+  void use_gpu(int index);
   EvalResult evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) override;
   const char* name() const override { return "cuda"; }
 

@@ -48,6 +48,7 @@ std::string EvalServer::start(const std::string& python, const std::string& scri
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(log, 2);
+    for (auto& [name, value] : env_) setenv(name.c_str(), value.c_str(), 1);
     execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", static_cast<char*>(nullptr));  // "python3": found on PATH
     _exit(127);
   }

@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
 #include "runtime/expected.hpp"
@@ -23,6 +24,8 @@ class EvalServer {
   // says what happened, with the log's tail.
   Expected<std::string> ask(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
   void stop();
+  // Set in the server's environment when it starts (CUDA_VISIBLE_DEVICES: the GPU of this device).
+  void set_env(std::string name, std::string value) { env_.emplace_back(std::move(name), std::move(value)); }
 
  private:
   Expected<std::string> ask_once(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
@@ -34,6 +37,7 @@ class EvalServer {
   std::string log_, pending_;
   bool died_ = false;  // the last ask_once found the process gone (not a timeout)
   bool reaped_ = false;
+  std::vector<std::pair<std::string, std::string>> env_;
   int status_ = 0;     // its wait status, once reaped
 };
 

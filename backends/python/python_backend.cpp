@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backends/cpu/build/compiler.hpp"
+#include "backends/build_target.hpp"
 #include "backends/python/eval_server.hpp"
 
 namespace kevolve::python {
@@ -165,6 +166,8 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
 
 PythonBackend::PythonBackend(std::string device) : device_(std::move(device)), server_(std::make_unique<EvalServer>()) {}
 PythonBackend::~PythonBackend() = default;
+
+void PythonBackend::use_gpu(int index) { server_->set_env("CUDA_VISIBLE_DEVICES", cuda_visible_device(index)); }
 
 EvalResult PythonBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) {
   if (b.verdict) return *b.verdict;

@@ -40,6 +40,8 @@ class PythonBackend : public Backend {
   // `device`: cpu or cuda (where the model, inputs and timing run). Evaluations go to one persistent
   // evaluator process (EvalServer), started on first use.
   explicit PythonBackend(std::string device = "cpu");
+  // On the GPU: evaluate on this process's CUDA device `index` (its evaluator sees only that GPU).
+  void use_gpu(int index);
   ~PythonBackend() override;
   EvalResult evaluate(const ProblemSpec& spec, const BuiltCandidate& b, const EvalOptions& o) override;
   const char* name() const override { return "python"; }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tests/test_support/shell.hpp"
+#include "backends/python/eval_server.hpp"
 #include "backends/python/python_backend.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
 
@@ -184,6 +185,23 @@ TEST_CASE("one evaluator process serves a device's candidates, each in a fresh r
   const auto again = mine();
   CHECK(again.size() == 1);
   CHECK(again != server);
+}
+
+TEST_CASE("the evaluator server of a device is started with that device's GPU in its environment", "[python]") {
+  const std::string py = python::torch_python().empty() ? "python3" : python::torch_python();
+  const fs::path script = fs::temp_directory_path() / ("kevolve-fake-serve-" + std::to_string(getpid()) + ".py");
+  std::ofstream(script) << "import json, os, sys\nfor line in sys.stdin:\n"
+                           "    print(json.dumps({'visible': os.environ.get('CUDA_VISIBLE_DEVICES', ''), 'argv': json.loads(line)['argv']}), flush=True)\n";
+  python::EvalServer server;
+  server.set_env("CUDA_VISIBLE_DEVICES", "GPU-7");
+  auto answer = server.ask(py, script.string(), {"--problem", "p.py"}, 30);
+  REQUIRE(answer);
+  CHECK(*answer == "{\"visible\": \"GPU-7\", \"argv\": [\"--problem\", \"p.py\"]}");
+  auto again = server.ask(py, script.string(), {"x"}, 30);  // the same process answers the next request
+  REQUIRE(again);
+  CHECK(again->find("\"argv\": [\"x\"]") != std::string::npos);
+  server.stop();
+  fs::remove(script);
 }
 
 TEST_CASE("kevolve suite runs a folder of problems with the reference baseline and candidates, counted apart", "[python][suite]") {

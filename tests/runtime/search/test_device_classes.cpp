@@ -67,3 +67,16 @@ TEST_CASE("a device class is the build target and the device's model", "[search]
   CHECK(here.rfind("cpu:", 0) == 0);
   CHECK(here.find(' ') != std::string::npos);  // a model follows the target (the CPU's name from /proc/cpuinfo)
 }
+
+TEST_CASE("device i of a machine is the i-th GPU this process sees", "[search]") {
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  CHECK(cuda_visible_device(0) == "0");
+  CHECK(cuda_visible_device(3) == "3");
+  setenv("CUDA_VISIBLE_DEVICES", "4, 6,GPU-1a2b", 1);  // a shard of a bigger machine, as gpu_check runs them
+  CHECK(cuda_visible_device(0) == "4");
+  CHECK(cuda_visible_device(1) == "6");
+  CHECK(cuda_visible_device(2) == "GPU-1a2b");
+  setenv("CUDA_VISIBLE_DEVICES", "0;rm -rf /", 1);  // never handed to a shell as is
+  CHECK(cuda_visible_device(0) == "0");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+}
