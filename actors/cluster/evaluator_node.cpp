@@ -13,6 +13,7 @@
 #include "actors/engine/engine.hpp"
 #include "actors/protocol/cluster.hpp"
 #include "backends/build_target.hpp"
+#include "backends/device_info.hpp"
 
 namespace kevolve::cluster {
 namespace {

@@ -15,6 +15,7 @@
 #include "actors/farm/farm.hpp"
 #include "backends/backend.hpp"
 #include "backends/build_target.hpp"
+#include "backends/device_info.hpp"
 #include "runtime/records_codec.hpp"
 
 namespace kevolve {
@@ -87,28 +88,6 @@ EvalResult rebuild_and_evaluate(DeviceState& st, const ProblemSpec& spec, const 
   return r;
 }
 
-EvalResult evaluate_job(DeviceState& st, const EvalJob& job);
-
-device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
-  self->state.setup = setup;
-  if (setup.backend != "null") self->state.backend = make_backend(setup.backend, setup.index);
-  if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  return {
-      [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
-        std::vector<char> b(blob.begin(), blob.end());
-        wire::Reader r(b);
-        ProblemSpec spec;
-        decode(r, spec);
-        self->state.specs[problem] = std::move(spec);
-      },
-      [self](atoms::eval_atom, const EvalJob& job) -> EvalResult {
-        EvalResult r = evaluate_job(self->state, job);
-        r.device_class = self->state.setup.device_class;
-        return r;
-      },
-  };
-}
-
 // One job on this device: the null backend's synthetic verdict, the candidate as built, a rebuild for this
 // device's target, or an evaluation from a private copy of files built on another node.
 EvalResult evaluate_job(DeviceState& st, const EvalJob& job) {
@@ -141,6 +120,26 @@ EvalResult evaluate_job(DeviceState& st, const EvalJob& job) {
   std::error_code ec;
   std::filesystem::remove_all(*local, ec);
   return r;
+}
+
+device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
+  self->state.setup = setup;
+  if (setup.backend != "null") self->state.backend = make_backend(setup.backend, setup.index);
+  if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  return {
+      [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
+        std::vector<char> b(blob.begin(), blob.end());
+        wire::Reader r(b);
+        ProblemSpec spec;
+        decode(r, spec);
+        self->state.specs[problem] = std::move(spec);
+      },
+      [self](atoms::eval_atom, const EvalJob& job) -> EvalResult {
+        EvalResult r = evaluate_job(self->state, job);
+        r.device_class = self->state.setup.device_class;
+        return r;
+      },
+  };
 }
 
 struct RegistryState : FarmState<device_actor, atoms::eval_atom, EvalJob, EvalResult> {

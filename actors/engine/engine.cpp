@@ -17,6 +17,7 @@
 #include "actors/search/search_actor.hpp"
 #include "actors/store/store_actor.hpp"
 #include "backends/build_target.hpp"
+#include "backends/device_info.hpp"
 #include "runtime/records_codec.hpp"
 
 namespace kevolve {

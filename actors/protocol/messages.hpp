@@ -93,7 +93,7 @@ struct DeviceInfo {
   std::string name;      // e.g. "NVIDIA H200 (sm_90)" or the CPU model
   std::string arch;      // its build target: "cpu:znver3", "cuda:sm_90", ... (backends/build_target.hpp)
   std::string fingerprint;  // device, driver, compiler versions in one line
-  std::string device_class;  // arch + model (backends/build_target.hpp): what a search's device_class pin matches
+  std::string device_class;  // arch + model (backends/device_info.hpp): what a search's device_class pin matches
   int64_t memory_bytes = 0;  // the device's memory (GPU: its own; CPU: the host's); 0 = unknown
   double copy_gbps = 0;      // measured copy bandwidth: the host's at registration (CPU), the worker's first
                              // measurement (CUDA: device-to-device copy, reported with its first verdict); 0 = not yet

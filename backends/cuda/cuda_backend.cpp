@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <map>
 
-#include "backends/build_target.hpp"
+#include "backends/device_info.hpp"
 #include "backends/cpu/build/source_scan.hpp"
 #include "backends/cuda/build/cuda_compiler.hpp"
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "backends/cpu/build/compiler.hpp"
-#include "backends/build_target.hpp"
+#include "backends/device_info.hpp"
 #include "backends/python/eval_server.hpp"
 
 namespace kevolve::python {

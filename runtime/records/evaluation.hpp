@@ -65,7 +65,7 @@ struct EvalResult {
   double candidate_gflops = 0;
   double peak_gbps = 0;   // the device's measured copy bandwidth (CUDA: D2D copy at worker start), 0 if unknown
   std::string device;     // where it ran (e.g. "NVIDIA H200 (sm_90), driver 13000")
-  std::string device_class;  // the class of the device that gave this verdict ("cuda:sm_90 NVIDIA H200"; backends/build_target.hpp), set by the device actor
+  std::string device_class;  // the class of the device that gave this verdict ("cuda:sm_90 NVIDIA H200"; backends/device_info.hpp), set by the device actor
   std::string profile;    // backend profile feedback: resource use, instruction mix, bound classification
   Timing compiled;        // the reference under torch.compile, where the backend measures it (python)
   double compile_speedup = 0;  // torch.compile median / candidate median (0 if not measured)

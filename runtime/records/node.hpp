@@ -28,7 +28,7 @@ struct NodeRecord {
   double fitness = 0;              // speedup over the reference when ok, else 0
   double candidate_ms = 0, reference_ms = 0;
   // The device class that measured `fitness` ("cuda:sm_90 NVIDIA H200"); fitness is compared within a class
-  // (SearchGraph::best(cls)); "" for nodes stored before classes were recorded, or never evaluated.
+  // (runtime/search/device_classes.hpp); "" for nodes stored before classes were recorded, or never evaluated.
   std::string device_class;
 
   bool scored() const { return state == NodeState::scored; }

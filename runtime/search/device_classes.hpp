@@ -1,5 +1,5 @@
 // Fitness per device class. A speedup is measured against the reference on the same device, but two
-// device classes (backends/build_target.hpp: "cuda:sm_90 NVIDIA H200", "cpu:znver3 AMD EPYC 7B13") still
+// device classes (backends/device_info.hpp: "cuda:sm_90 NVIDIA H200", "cpu:znver3 AMD EPYC 7B13") still
 // give different figures for one kernel, so a search's results are summarised per class: how many of its
 // nodes each class evaluated, how many were correct, and the best of them. Nodes that never reached a
 // device (a failed build) belong to no class.

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "backends/build_target.hpp"
+#include "backends/device_info.hpp"
 #include "runtime/search/device_classes.hpp"
 
 using namespace kevolve;
