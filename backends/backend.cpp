@@ -1,3 +1,4 @@
+#include "runtime/records/backend_kind.hpp"
 #include "backends/backend.hpp"
 
 #include <cstdlib>
@@ -16,9 +17,8 @@ namespace {
 const char* kernel_abi_header() { return kKernelHeader; }
 
 const char* candidate_language(const std::string& backend) {
-  if (backend == "cuda") return "cuda";
-  if (backend.rfind("python", 0) == 0) return "python";
-  return "cpp";
+  const char* l = backend_traits(backend).language;
+  return *l ? l : "cpp";
 }
 
 EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d) {
@@ -50,26 +50,33 @@ EvalResult Backend::evaluate_source(const ProblemSpec& spec, const Candidate& c,
 }
 
 BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o) {
-  if (backend == "cuda") return cuda::build(c, o);
-  if (backend == "cpu") return cpu::build(c, o);
-  if (backend == "python" || backend == "python-cuda") return python::build(c, o);
+  switch (parse_backend(backend).value_or(BackendKind::null)) {
+    case BackendKind::cuda: return cuda::build(c, o);
+    case BackendKind::cpu: return cpu::build(c, o);
+    case BackendKind::python:
+    case BackendKind::python_cuda: return python::build(c, o);
+    case BackendKind::null: break;
+  }
   BuiltCandidate b;
-  b.verdict = make_verdict(EvalStatus::harness_error, "backend", "no backend named '" + backend + "' (expected cpu or cuda)", o.detectors);
+  b.verdict = make_verdict(EvalStatus::harness_error, "backend", "no backend named '" + backend + "' builds candidates (expected cpu, cuda, python or python-cuda)", o.detectors);
   return b;
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& backend, int device_index) {
-  if (backend == "cpu") return std::make_unique<cpu::CpuBackend>();
-  if (backend == "cuda") {
-    auto b = std::make_unique<cuda::CudaBackend>();
-    b->use_gpu(device_index);
-    return b;
-  }
-  if (backend == "python") return std::make_unique<python::PythonBackend>("cpu");
-  if (backend == "python-cuda") {
-    auto b = std::make_unique<python::PythonBackend>("cuda");
-    b->use_gpu(device_index);
-    return b;
+  switch (parse_backend(backend).value_or(BackendKind::null)) {
+    case BackendKind::cpu: return std::make_unique<cpu::CpuBackend>();
+    case BackendKind::cuda: {
+      auto b = std::make_unique<cuda::CudaBackend>();
+      b->use_gpu(device_index);
+      return b;
+    }
+    case BackendKind::python: return std::make_unique<python::PythonBackend>("cpu");
+    case BackendKind::python_cuda: {
+      auto b = std::make_unique<python::PythonBackend>("cuda");
+      b->use_gpu(device_index);
+      return b;
+    }
+    case BackendKind::null: break;
   }
   return nullptr;
 }

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "backends/cpu/build/compiler.hpp"
+#include "backends/process/run_captured.hpp"
 #include "backends/device_info.hpp"
 
 namespace kevolve {
@@ -13,7 +13,7 @@ namespace {
 const std::string& native_march() {
   static const std::string m = [] {
     std::string out;
-    if (cpu::run_captured({"g++", "-march=native", "-Q", "--help=target"}, 60, out) != 0) return std::string("unknown");
+    if (process::run_captured({"g++", "-march=native", "-Q", "--help=target"}, 60, out) != 0) return std::string("unknown");
     std::istringstream lines(out);
     for (std::string line; std::getline(lines, line);) {
       const auto at = line.find("-march=");

@@ -1,3 +1,4 @@
+#include "runtime/records/backend_kind.hpp"
 #include "backends/device_info.hpp"
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "backends/build_target.hpp"
-#include "backends/cpu/build/compiler.hpp"
+#include "backends/process/run_captured.hpp"
 
 namespace kevolve {
 namespace {
@@ -47,7 +48,7 @@ std::string cuda_visible_device(int index) {
 
 std::string nvidia_smi_query(const std::string& query, int index) {
   std::string out;
-  if (cpu::run_captured({"nvidia-smi", "--query-gpu=" + query, "--format=csv,noheader,nounits", "-i", cuda_visible_device(index)}, 30,
+  if (process::run_captured({"nvidia-smi", "--query-gpu=" + query, "--format=csv,noheader,nounits", "-i", cuda_visible_device(index)}, 30,
                         out) != 0)
     return "";
   std::string line = out.substr(0, out.find('\n'));
@@ -57,8 +58,8 @@ std::string nvidia_smi_query(const std::string& query, int index) {
 
 std::string device_model(const std::string& backend, int index) {
   if (const char* m = std::getenv("KEVOLVE_DEVICE_MODEL"); m && *m) return m;
-  if (backend == "null") return "null device";
-  if (backend == "cuda" || backend == "python-cuda") {
+  if (is_backend(backend, BackendKind::null)) return "null device";
+  if (std::string_view(backend_traits(backend).device) == "cuda") {
     const std::string name = nvidia_smi_query("name", index);
     return name.empty() ? "unknown GPU" : name;
   }
@@ -72,7 +73,7 @@ std::string local_device_class(const std::string& backend, int index) {
 }
 
 int64_t device_memory_bytes(const std::string& backend, int index) {
-  if (backend == "cuda" || backend == "python-cuda") {
+  if (std::string_view(backend_traits(backend).device) == "cuda") {
     const std::string mib = nvidia_smi_query("memory.total", index);
     return mib.empty() ? 0 : std::atoll(mib.c_str()) * (int64_t{1} << 20);
   }

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/records_codec.hpp"
+#include "runtime/records/records_codec.hpp"
 
 namespace kevolve {
 

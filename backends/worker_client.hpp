@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/records/eval_request.hpp"
 
 namespace kevolve {

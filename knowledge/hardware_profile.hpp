@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 
 namespace kevolve {
 

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
+#include "runtime/records/kb_query.hpp"
 
 namespace kevolve {
 
@@ -16,19 +17,6 @@ struct KbDocument {
   std::string title;
   std::vector<std::string> tags, hardware, problems;
   std::string body;   // text after the front matter
-};
-
-struct KbHit {
-  std::string path, title;
-  double score = 0;
-  std::string snippet;  // the first lines of the body
-};
-
-struct KbQuery {
-  std::string text;
-  std::string hardware;  // "" = any
-  std::string problem;   // "" = any
-  size_t limit = 5;
 };
 
 class KnowledgeBase {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/records/node.hpp"
 
 namespace kevolve {

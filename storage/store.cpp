@@ -7,7 +7,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
-#include "runtime/wire.hpp"
+#include "runtime/core/wire.hpp"
 
 namespace kevolve {
 

@@ -1,3 +1,4 @@
+#include "runtime/records/backend_kind.hpp"
 #include "actors/cluster/cluster_registry.hpp"
 
 #include <chrono>
@@ -237,8 +238,7 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
       },
       [self](atoms::register_atom, const DeviceInfo& info, const caf::actor& hdl) -> std::string {
         if (!hdl) return "no device handle";
-        if (info.backend != "cpu" && info.backend != "cuda" && info.backend != "null" && info.backend != "python" && info.backend != "python-cuda")
-          return "backend '" + info.backend + "' (expected cpu, cuda, python, python-cuda or null)";
+        if (!parse_backend(info.backend)) return "backend '" + info.backend + "' (expected " + backend_names() + ")";
         auto& st = self->state;
         account(st);
         for (auto& known : st.devices)

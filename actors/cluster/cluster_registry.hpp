@@ -11,6 +11,7 @@
 #pragma once
 #include <memory>
 
+#include "storage/store.hpp"
 #include "actors/protocol/cluster.hpp"
 
 namespace kevolve {

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "runtime/json.hpp"
+#include "runtime/core/json.hpp"
 #include "runtime/search/device_classes.hpp"
 
 namespace kevolve::cluster {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/store.hpp"
 #include "actors/protocol/messages.hpp"
 
 namespace kevolve::cluster {

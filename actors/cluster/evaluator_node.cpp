@@ -1,3 +1,4 @@
+#include "runtime/records/backend_kind.hpp"
 #include "actors/cluster/evaluator_node.hpp"
 
 #include <caf/all.hpp>
@@ -31,9 +32,9 @@ DeviceInfo describe(const EvaluatorOptions& o, int index) {
   d.index = index;
   d.backend = o.backend;
   d.name = device_model(o.backend, index);
-  d.arch = o.backend == "null" ? "null" : device_target(o.backend, index);
+  d.arch = !backend_traits(o.backend).evaluates ? "null" : device_target(o.backend, index);
   d.device_class = device_class(d.arch, d.name);
-  if (o.backend != "null") d.memory_bytes = device_memory_bytes(o.backend, index);
+  if (backend_traits(o.backend).evaluates) d.memory_bytes = device_memory_bytes(o.backend, index);
   d.fingerprint = "kevolve evaluator built with " __VERSION__;
   return d;
 }
@@ -51,11 +52,11 @@ void run_evaluator(const EvaluatorOptions& o) {
   std::vector<device_actor> devices;
   std::vector<DeviceInfo> infos;
   // The host's copy bandwidth: the ceiling of CPU devices (a CUDA device's comes from its worker).
-  const double host_gbps = o.backend == "cpu" || o.backend == "python" ? measure_host_copy_gbps() : 0;
+  const double host_gbps = std::string_view(backend_traits(o.backend).device) == "cpu" ? measure_host_copy_gbps() : 0;
   for (int i = 0; i < o.devices; ++i) {
     DeviceInfo& info = infos.emplace_back(describe(o, i));
     info.copy_gbps = host_gbps;
-    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, o.backend == "null" ? "" : info.arch, info.device_class, i}));
+    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, !backend_traits(o.backend).evaluates ? "" : info.arch, info.device_class, i}));
   }
   double backoff = 1;
   // Waits `backoff` seconds (a stop request cuts it short), then doubles it up to 30 s.

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 
 namespace kevolve::cluster {
 

@@ -1,3 +1,4 @@
+#include "runtime/records/backend_kind.hpp"
 #include "actors/device/device_registry.hpp"
 
 #include <cerrno>
@@ -16,7 +17,7 @@
 #include "backends/backend.hpp"
 #include "backends/build_target.hpp"
 #include "backends/device_info.hpp"
-#include "runtime/records_codec.hpp"
+#include "runtime/records/records_codec.hpp"
 
 namespace kevolve {
 
@@ -91,7 +92,7 @@ EvalResult rebuild_and_evaluate(DeviceState& st, const ProblemSpec& spec, const 
 // One job on this device: the null backend's synthetic verdict, the candidate as built, a rebuild for this
 // device's target, or an evaluation from a private copy of files built on another node.
 EvalResult evaluate_job(DeviceState& st, const EvalJob& job) {
-  if (job.backend == "null") return null_eval(st, job);
+  if (!backend_traits(job.backend).evaluates) return null_eval(st, job);
   auto it = st.specs.find(job.problem);
   if (it == st.specs.end() || !st.backend) {
     EvalResult r;
@@ -124,7 +125,7 @@ EvalResult evaluate_job(DeviceState& st, const EvalJob& job) {
 
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
-  if (setup.backend != "null") self->state.backend = make_backend(setup.backend, setup.index);
+  if (backend_traits(setup.backend).evaluates) self->state.backend = make_backend(setup.backend, setup.index);
   if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   return {
       [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
@@ -153,7 +154,7 @@ device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryStat
     if (one.device_class.empty()) one.device_class = local_device_class(setup.backend, i);
     // Evaluations block on a worker process: such devices get threads of their own; null devices only
     // block when they simulate evaluation time.
-    const bool blocking = setup.backend != "null" || setup.null_delay_ms > 0;
+    const bool blocking = backend_traits(setup.backend).evaluates || setup.null_delay_ms > 0;
     self->state.workers.push_back(blocking ? self->spawn<caf::detached + caf::linked>(device, one)
                                            : self->spawn<caf::linked>(device, one));
     self->state.busy.push_back(0);
@@ -174,7 +175,7 @@ device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryStat
 }  // namespace
 
 device_actor spawn_device(caf::actor_system& sys, const DeviceSetup& setup) {
-  return setup.backend != "null" || setup.null_delay_ms > 0 ? sys.spawn<caf::detached>(device, setup) : sys.spawn(device, setup);
+  return backend_traits(setup.backend).evaluates || setup.null_delay_ms > 0 ? sys.spawn<caf::detached>(device, setup) : sys.spawn(device, setup);
 }
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup) {

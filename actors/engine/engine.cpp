@@ -1,3 +1,4 @@
+#include "runtime/records/backend_kind.hpp"
 #include "actors/engine/engine.hpp"
 
 #include <iostream>
@@ -18,7 +19,7 @@
 #include "actors/store/store_actor.hpp"
 #include "backends/build_target.hpp"
 #include "backends/device_info.hpp"
-#include "runtime/records_codec.hpp"
+#include "runtime/records/records_codec.hpp"
 
 namespace kevolve {
 
@@ -59,7 +60,7 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
   l.lessons = recall_lessons(store, lessons_key(spec.name, config.backend, resolve_hardware(config.backend, config.hardware)), &note);
   if (!note.empty()) std::cerr << "kevolve: memory: " << note << " (starting without it)\n";
   const bool is_new = !store.search(config.search_id);
-  if (l.lessons.evaluated() > 0 && config.backend != "null") {
+  if (l.lessons.evaluated() > 0 && backend_traits(config.backend).evaluates) {
     std::cerr << "kevolve: memory: " << l.lessons.summary() << "\n";
     if (is_new && config.warm_start)
       if (auto how = op.warm_start(l.lessons); !how.empty()) std::cerr << "kevolve: warm start: " << how << "\n";
@@ -156,7 +157,7 @@ RunningSearch start_search(Shared& sh, LoadedSearch loaded, std::shared_ptr<Oper
   setup.op = r.op;
   setup.builds = sh.builds;
   setup.devices = sh.devices;
-  if (r.config.backend != "null")  // the null backend measures the engine alone
+  if (backend_traits(r.config.backend).evaluates)  // the null backend measures the engine alone
     setup.memory = spawn_memory_actor(sh.sys, {r.spec, r.config.backend, loaded.lessons, sh.store_hdl, sh.store});
   r.memory = setup.memory;
   r.search = spawn_search_actor(sh.sys, std::move(setup));
@@ -206,7 +207,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   Shared sh{sys, store, spawn_store_actor(sys, store, checkpoints, config.checkpoint_seconds), {}, {}, {}};
   const int build_workers = config.build_workers > 0 ? config.build_workers
                                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  sh.builds = spawn_build_farm(sys, build_workers, config.backend != "null");
+  sh.builds = spawn_build_farm(sys, build_workers, backend_traits(config.backend).evaluates);
   gatekeeper_actor gate;
   if (cl) {
     sh.cluster = spawn_cluster_registry(sys, {store, cl->eval_timeout_s});

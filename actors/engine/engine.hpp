@@ -11,7 +11,7 @@
 #include "actors/protocol/messages.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
-#include "runtime/run_config.hpp"
+#include "runtime/config/run_config.hpp"
 
 namespace kevolve {
 

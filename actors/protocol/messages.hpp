@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "knowledge/knowledge_base.hpp"
+#include "runtime/records/kb_query.hpp"
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/eval_request.hpp"
 #include "runtime/records/node.hpp"
 #include "runtime/search/strategy.hpp"
-#include "storage/store.hpp"
+#include "runtime/records/store_batch.hpp"
 
 namespace kevolve {
 

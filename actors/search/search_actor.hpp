@@ -16,7 +16,7 @@
 #include "actors/protocol/memory.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
-#include "runtime/run_config.hpp"
+#include "runtime/config/run_config.hpp"
 
 namespace kevolve {
 

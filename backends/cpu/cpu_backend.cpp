@@ -1,7 +1,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include "backends/cpu/build/compiler.hpp"
-#include "backends/cpu/build/source_scan.hpp"
+#include "backends/harness/source_scan.hpp"
 
 namespace kevolve::cpu {
 
@@ -14,7 +14,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     return b;
   }
   if (o.detectors.on(Detector::isolation))
-    if (auto f = scan_source(c.source)) {
+    if (auto f = harness::scan_source(c.source)) {
       b.verdict = make_verdict(EvalStatus::rejected, "isolation",
                           "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
                           o.detectors);

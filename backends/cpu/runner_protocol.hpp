@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/wire.hpp"
+#include "runtime/core/wire.hpp"
 
 namespace kevolve::cpu {
 

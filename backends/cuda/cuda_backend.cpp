@@ -5,7 +5,7 @@
 #include <map>
 
 #include "backends/device_info.hpp"
-#include "backends/cpu/build/source_scan.hpp"
+#include "backends/harness/source_scan.hpp"
 #include "backends/cuda/build/cuda_compiler.hpp"
 
 namespace kevolve::cuda {
@@ -50,7 +50,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     return b;
   }
   if (o.detectors.on(Detector::isolation))
-    if (auto f = cpu::scan_tokens(c.source, forbidden())) {
+    if (auto f = harness::scan_tokens(c.source, forbidden())) {
       b.verdict = make_verdict(EvalStatus::rejected, "isolation",
                                "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")", o.detectors);
       return b;

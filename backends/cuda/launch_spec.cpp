@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 
 namespace kevolve::cuda {
 namespace {

@@ -5,7 +5,7 @@
 #include <array>
 #include <string>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/records/problem.hpp"
 
 namespace kevolve::cuda {

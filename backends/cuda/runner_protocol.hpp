@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/wire.hpp"
+#include "runtime/core/wire.hpp"
 
 namespace kevolve::cuda {
 

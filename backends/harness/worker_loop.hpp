@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "runtime/records_codec.hpp"
+#include "runtime/records/records_codec.hpp"
 
 namespace kevolve::harness {
 

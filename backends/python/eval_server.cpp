@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/json.hpp"
+#include "runtime/core/json.hpp"
 
 namespace kevolve::python {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 
 namespace kevolve::python {
 

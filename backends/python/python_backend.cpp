@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/cpu/build/compiler.hpp"
+#include "backends/process/run_captured.hpp"
 #include "backends/device_info.hpp"
 #include "backends/python/eval_server.hpp"
 
@@ -85,7 +85,7 @@ std::string torch_python() {
   static const std::string found = [] {
     for (const char* p : {"/usr/bin/python3", "python3"}) {
       std::string out;
-      if (cpu::run_captured({p, "-c", "import torch"}, 60, out) == 0) return std::string(p);
+      if (process::run_captured({p, "-c", "import torch"}, 60, out) == 0) return std::string(p);
     }
     return std::string();
   }();
@@ -108,7 +108,7 @@ Expected<FamilyMatch> match_family(const std::string& problem_file) {
   const std::string py = torch_python();
   if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
   std::string out;
-  const int rc = cpu::run_captured({py, beside_evaluator("kevolve_py_match.py"), "--problem", problem_file}, 300, out);
+  const int rc = process::run_captured({py, beside_evaluator("kevolve_py_match.py"), "--problem", problem_file}, 300, out);
   const std::string json = last_json(out);
   if (rc != 0 || json.empty())
     return R::failure(problem_file + ": the family matcher gave no result (exit " + std::to_string(rc) + "): " +

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "backends/backend.hpp"
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/records/family_match.hpp"
 
 namespace kevolve::python {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 
 namespace kevolve::reference {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/records/problem.hpp"
 
 namespace kevolve::reference {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "backends/cuda/launch_spec.hpp"
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 
 namespace kevolve {
 namespace {

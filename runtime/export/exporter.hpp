@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/records/problem.hpp"
 
 namespace kevolve {

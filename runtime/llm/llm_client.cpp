@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "runtime/json.hpp"
+#include "runtime/core/json.hpp"
 
 namespace kevolve::llm {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/llm/http_client.hpp"
 
 namespace kevolve::llm {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "runtime/wire.hpp"
+#include "runtime/core/wire.hpp"
 
 namespace kevolve {
 

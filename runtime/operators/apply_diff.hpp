@@ -18,7 +18,7 @@
 #pragma once
 #include <string>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 
 namespace kevolve {
 

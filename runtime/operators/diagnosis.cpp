@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 
 namespace kevolve {
 

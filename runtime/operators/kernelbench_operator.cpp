@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 
 namespace kevolve {
 namespace {

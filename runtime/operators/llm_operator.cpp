@@ -5,7 +5,7 @@
 #include <kainjow/mustache.hpp>
 #include <sstream>
 
-#include "runtime/expr.hpp"
+#include "runtime/core/expr.hpp"
 #include "runtime/operators/apply_diff.hpp"
 #include "runtime/operators/diagnosis.hpp"
 
@@ -245,9 +245,9 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   mu::data sd;
   sd.set("hardware", hardware_);
   if (kernelbench()) {
-    const std::string lang = !kernel_language_.empty() ? kernel_language_ : backend_ == "python-cuda" ? "cuda" : "cpp";
+    const std::string lang = !kernel_language_.empty() ? kernel_language_ : is_backend(backend_, BackendKind::python_cuda) ? "cuda" : "cpp";
     sd.set(lang, mu::data::type::bool_true);
-    sd.set(backend_ == "python-cuda" ? "gpu" : "cpu", mu::data::type::bool_true);
+    sd.set(is_backend(backend_, BackendKind::python_cuda) ? "gpu" : "cpu", mu::data::type::bool_true);
   }
   return {sys.render(sd), user.render(d)};
 }

@@ -7,6 +7,7 @@
 #pragma once
 #include <memory>
 
+#include "runtime/records/backend_kind.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "runtime/llm/llm_client.hpp"
 #include "runtime/operators/operator.hpp"
@@ -51,7 +52,7 @@ class LlmOperator : public Operator {
   // For a KernelBench-format problem (backend python or python-cuda): what ModelNew's kernels are written in,
   // cuda | triton | cpp (both load_inline); "" = cuda on the GPU, cpp on the CPU.
   void set_kernel_language(std::string l) { kernel_language_ = std::move(l); }
-  bool kernelbench() const { return backend_ == "python" || backend_ == "python-cuda"; }
+  bool kernelbench() const { return backend_traits(backend_).kernelbench; }
 
   // The two prompts for a proposal (exposed for tests and docs).
   std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "knowledge/knowledge_base.hpp"
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/memory/lessons.hpp"
 #include "runtime/records/candidate.hpp"
 #include "runtime/search/strategy.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 #include "runtime/search/graph.hpp"
 
 namespace kevolve {

@@ -6,7 +6,7 @@
 #include "actors/deep_search/deep_search_actor.hpp"
 #include "runtime/llm/llm_client.hpp"
 #include "runtime/operators/llm_operator.hpp"
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 
 using namespace kevolve;
 

@@ -12,10 +12,10 @@
 #include "runtime/memory/lessons.hpp"
 #include "runtime/operators/null_operator.hpp"
 #include "runtime/operators/template_operator.hpp"
-#include "runtime/cli/report_writer.hpp"
+#include "tools/kevolve/report/report_writer.hpp"
 
 #include <sstream>
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 #include "storage/store.hpp"
 
 using namespace kevolve;

@@ -11,12 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_support/skip.hpp"
 #include "tests/test_support/shell.hpp"
 #include "../runtime/llm/fake_llm_server.hpp"
 #include "actors/engine/engine.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "runtime/operators/llm_operator.hpp"
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 #include "storage/store.hpp"
 
 using namespace kevolve;
@@ -229,7 +230,7 @@ TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm]
 
 TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evaluated through the Python interpreter", "[llm][python]") {
   if (test::shell("/usr/bin/python3 -c 'import torch' 2>/dev/null").code != 0 && test::shell("python3 -c 'import torch' 2>/dev/null").code != 0) {
-    std::cout << "SKIPPED: no python3 with torch here\n";
+    kevolve::test::say_skipped("no python3 with torch here");
     return;
   }
   Server server;

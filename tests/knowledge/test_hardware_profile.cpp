@@ -10,7 +10,7 @@
 #include "knowledge/template_library.hpp"
 #include "runtime/operators/llm_operator.hpp"
 #include "runtime/operators/template_operator.hpp"
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 
 using namespace kevolve;
 namespace fs = std::filesystem;

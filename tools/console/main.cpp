@@ -15,7 +15,7 @@
 #include "actors/cluster/join.hpp"
 #include "actors/engine/engine.hpp"
 #include "actors/protocol/cluster.hpp"
-#include "runtime/host_port.hpp"
+#include "runtime/core/host_port.hpp"
 #include "tools/console/line_editor.hpp"
 
 namespace {

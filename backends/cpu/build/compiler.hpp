@@ -19,8 +19,4 @@ struct CompileOptions {
 // The result's `log` holds the compiler's output (errors and warnings).
 BuildResult compile_cpu(const Candidate& c, const std::string& dir, const CompileOptions& o = {});
 
-// Runs argv with a wall-clock limit, capturing stdout+stderr. Returns the exit status (-1 on timeout
-// or failure to start). Shared by the build step and the worker client.
-int run_captured(const std::vector<std::string>& argv, double timeout_s, std::string& output);
-
 }  // namespace kevolve::cpu

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/expected.hpp"
+#include "runtime/core/expected.hpp"
 
 namespace kevolve::cpu {
 

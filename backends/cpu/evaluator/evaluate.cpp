@@ -19,8 +19,8 @@
 #include "backends/cpu/evaluator/runner_process.hpp"
 #include "backends/harness/stats.hpp"
 #include "backends/harness/verify.hpp"
-#include "runtime/expr.hpp"
-#include "runtime/records_codec.hpp"
+#include "runtime/core/expr.hpp"
+#include "runtime/records/records_codec.hpp"
 
 namespace kevolve::cpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "backends/cpu/build/compiler.hpp"
+#include "backends/process/run_captured.hpp"
 #include "backends/cuda/launch_spec.hpp"
 #include "backends/worker_client.hpp"
 
@@ -44,11 +44,11 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
     }
     artifact = dir + "/candidate.cubin";
     std::ofstream(artifact + ".launch") << format_launch_spec(*l);
-    rc = cpu::run_captured({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, timeout_s, r.log);
+    rc = process::run_captured({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, timeout_s, r.log);
   } else {
     artifact = dir + "/candidate.so";
     const std::string code = arch.substr(3);
-    rc = cpu::run_captured({cuda_tool("nvcc"), "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
+    rc = process::run_captured({cuda_tool("nvcc"), "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
                             "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir, src, "-o", artifact},
                            timeout_s, r.log);
     if (rc == 127 || (rc != 0 && r.log.find("No such file") != std::string::npos && r.log.find("nvcc") != std::string::npos))
@@ -67,7 +67,7 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
 
 std::string sass_profile(const std::string& artifact) {
   std::string out;
-  const int rc = cpu::run_captured({cuda_tool("cuobjdump"), "-sass", artifact}, 60, out);
+  const int rc = process::run_captured({cuda_tool("cuobjdump"), "-sass", artifact}, 60, out);
   if (rc != 0) return "unavailable (cuobjdump " + std::string(rc == 127 ? "is not installed" : "failed") + ")\n";
   std::map<std::string, long> count;
   long total = 0;
@@ -96,7 +96,7 @@ std::string sass_profile(const std::string& artifact) {
   }
   std::ostringstream s;
   std::string res;
-  if (cpu::run_captured({cuda_tool("cuobjdump"), "-res-usage", artifact}, 60, res) == 0) {
+  if (process::run_captured({cuda_tool("cuobjdump"), "-res-usage", artifact}, 60, res) == 0) {
     std::istringstream rs(res);
     std::string fn;
     while (std::getline(rs, line)) {

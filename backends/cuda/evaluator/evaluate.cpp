@@ -19,8 +19,8 @@
 #include "backends/reference/eval_common.hpp"
 #include "backends/reference/generators.hpp"
 #include "backends/reference/references.hpp"
-#include "runtime/expr.hpp"
-#include "runtime/records_codec.hpp"
+#include "runtime/core/expr.hpp"
+#include "runtime/records/records_codec.hpp"
 
 namespace kevolve::cuda {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/cpu/build/compiler.hpp"
+#include "backends/process/run_captured.hpp"
 #include "backends/cuda/launch_spec.hpp"
 
 namespace kevolve::cuda {
@@ -106,7 +106,7 @@ std::string nsight_profile(const ProblemSpec& spec, const std::string& source, c
   // Skip the launches of the verification shapes: profile the first launch at the benchmark size.
   const int skip = static_cast<int>(spec.verify.size()) * (o.trials + 1);
   std::string out;
-  const int rc = cpu::run_captured({find_ncu(), "--clock-control", "none", "--target-processes", "all", "--kernel-name", l->kernel,
+  const int rc = process::run_captured({find_ncu(), "--clock-control", "none", "--target-processes", "all", "--kernel-name", l->kernel,
                                     "--launch-skip", std::to_string(skip), "--launch-count", "1", "--metrics", kMetrics, "--csv",
                                     kevolve, "eval", "--backend", "cuda", "--arch", o.arch, "--problem", spec.file, "--candidate", cand,
                                     "--min-reps", "1", "--max-reps", "3", "--min-time", "0.001"},

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "tests/test_support/skip.hpp"
 #include "tests/actors/cluster/cluster_test_helpers.hpp"
 
 using namespace kevolve;
@@ -38,12 +39,12 @@ struct Namespace {
 
 TEST_CASE("a silent network cut between two namespaces is noticed by heartbeats and heals without loss", "[cluster][netns]") {
   if (geteuid() != 0 || sh("command -v ip") != 0) {
-    WARN("SKIPPED: the network-namespace test needs root and iproute2 (ip netns)");
+    kevolve::test::say_skipped("the network-namespace test needs root and iproute2 (ip netns)");
     return;
   }
   Namespace net(getpid() % 100000);
   if (!net.ok) {
-    WARN("SKIPPED: cannot create a network namespace with a veth pair here (no CAP_NET_ADMIN?)");
+    kevolve::test::say_skipped("cannot create a network namespace with a veth pair here (no CAP_NET_ADMIN?)");
     return;
   }
   TempDir t;

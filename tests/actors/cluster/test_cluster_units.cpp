@@ -7,7 +7,7 @@
 
 #include "actors/cluster/console_service.hpp"
 #include "actors/cluster/hmac.hpp"
-#include "runtime/host_port.hpp"
+#include "runtime/core/host_port.hpp"
 
 using namespace kevolve;
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 
 namespace kevolve::test {
 

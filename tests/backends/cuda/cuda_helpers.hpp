@@ -8,8 +8,9 @@
 #include <iostream>
 #include <string>
 
+#include "tests/test_support/skip.hpp"
 #include "backends/cuda/cuda_backend.hpp"
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
 
 namespace kevolve::test {
@@ -33,7 +34,7 @@ inline std::string no_gpu_reason() {
 inline bool skip_without_gpu(const char* test) {
   const std::string why = no_gpu_reason();
   if (why.empty()) return false;
-  std::cout << "SKIPPED " << test << ": " << why << "\n";
+  kevolve::test::say_skipped(std::string(test) + ": " + why);
   return true;
 }
 

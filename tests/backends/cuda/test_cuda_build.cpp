@@ -73,7 +73,7 @@ TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or
   o.arch = "sm_90";
   BuiltCandidate b = cuda::build(c, o);
   if (b.verdict && b.verdict->reason == "toolchain") {
-    std::cout << "SKIPPED the NVRTC build check: " << b.verdict->message << "\n";
+    std::cout << "NVRTC is missing; checking the verdict says so: " << b.verdict->message << "\n";
     CHECK(b.verdict->status == EvalStatus::harness_error);
     CHECK(b.verdict->message.find("NVRTC is not available") != std::string::npos);
   } else {
@@ -126,7 +126,7 @@ TEST_CASE("every core problem has a CUDA template whose seed and sampled points 
       c.source = *src;
       BuiltCandidate b = cuda::build(c, o);
       if (b.verdict && b.verdict->reason == "toolchain") {
-        std::cout << "SKIPPED building the CUDA template of " << name << ": " << b.verdict->message << "\n";
+        std::cout << "not built here (no NVRTC), the CUDA template of " << name << ": " << b.verdict->message << "\n";
       } else {
         INFO((b.verdict ? b.verdict->message + "\n" + b.verdict->compile_log : std::string()));
         CHECK_FALSE(b.verdict);

@@ -12,14 +12,15 @@
 #include <iostream>
 #include <sstream>
 
+#include "tests/test_support/skip.hpp"
 #include "backends/backend.hpp"
-#include "backends/cpu/build/compiler.hpp"
+#include "backends/process/run_captured.hpp"
 #include "backends/cuda/launch_spec.hpp"
 #include "backends/python/python_backend.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "knowledge/template_library.hpp"
-#include "runtime/cli/kernelbench_setup.hpp"
-#include "runtime/problem_loader.hpp"
+#include "tools/kevolve/setup/kernelbench_setup.hpp"
+#include "runtime/config/problem_loader.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
 #include "tests/runtime/operators/kernelbench_helpers.hpp"
 
@@ -35,7 +36,7 @@ std::string run_python(const std::string& script, int& rc) {
   const fs::path file = fs::temp_directory_path() / ("kevolve-glue-" + std::to_string(getpid()) + ".py");
   std::ofstream(file) << "import sys\nsys.path.insert(0, " << "'" << test::source_path("backends/python") << "')\n" << script;
   std::string out;
-  rc = cpu::run_captured({python::torch_python(), file.string()}, 300, out);
+  rc = process::run_captured({python::torch_python(), file.string()}, 300, out);
   if (!std::getenv("KEEP")) fs::remove(file);
   return out;
 }
@@ -61,7 +62,7 @@ std::string py_literal(const std::string& s) {  // a Python string literal (trip
 
 bool no_torch_python() {
   if (!python::torch_python().empty()) return false;
-  std::cout << "SKIPPED the kernel glue tests: no python3 with torch here\n";
+  kevolve::test::say_skipped("no python3 with torch here (the kernel glue tests)");
   return true;
 }
 
@@ -123,7 +124,7 @@ TEST_CASE("NVRTC compiles every CUDA template family through the glue, in proces
   if (no_torch_python()) return;
   int rc = 0;
   if (marked(run_python("import kevolve_kernel_glue as g\nprint('=', len(g._kv_nvrtc_candidates()))\n", rc)) == "0\n") {
-    std::cout << "SKIPPED the NVRTC glue test: no libnvrtc on this machine\n";
+    kevolve::test::say_skipped("no libnvrtc on this machine (the NVRTC glue test)");
     return;
   }
   std::ostringstream script;

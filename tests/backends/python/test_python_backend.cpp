@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_support/skip.hpp"
 #include "tests/test_support/shell.hpp"
 #include "backends/python/eval_server.hpp"
 #include "backends/python/python_backend.hpp"
@@ -44,7 +45,7 @@ EvalResult eval_py(const std::string& problem, const std::string& candidate, con
 
 bool no_torch_python() {
   if (!python::torch_python().empty()) return false;
-  std::cout << "SKIPPED the Python interpreter tests: no python3 with torch here\n";
+  kevolve::test::say_skipped("no python3 with torch here (the Python interpreter tests)");
   return true;
 }
 

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_support/skip.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -31,7 +33,7 @@ Run sh(const std::string& cmd) {
 }
 
 const std::string src = KEVOLVE_SOURCE_DIR;
-const std::string kevolve = std::string(KEVOLVE_BIN_DIR) + "/kevolve";
+const std::string kevolve_bin = std::string(KEVOLVE_BIN_DIR) + "/kevolve";
 
 // A python3 that has torch (Debian's; another python3 may come first on PATH), or "".
 std::string torch_python() {
@@ -51,11 +53,11 @@ std::string fresh_dir(const std::string& tag) {
 TEST_CASE("an exported CPU kernel builds as a PyTorch extension and matches the reference", "[export]") {
   const std::string py = torch_python();
   if (py.empty()) {
-    std::cout << "SKIPPED the extension build: no python3 with torch here\n";
+    ::kevolve::test::say_skipped("no python3 with torch here (the extension build)");
     return;
   }
   const std::string out = fresh_dir("ext");
-  auto r = sh(kevolve + " export " + src + "/problems/core/rmsnorm_fwd/fast.cpp --problem rmsnorm_fwd --format torch-extension --out " + out);
+  auto r = sh(kevolve_bin + " export " + src + "/problems/core/rmsnorm_fwd/fast.cpp --problem rmsnorm_fwd --format torch-extension --out " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
   for (const char* f : {"setup.py", "CMakeLists.txt", "binding.cpp", "kernel.cpp", "kevolve_kernel.h"}) CHECK(fs::exists(fs::path(out) / f));
@@ -82,11 +84,11 @@ TEST_CASE("an exported CPU kernel builds as a PyTorch extension and matches the 
 TEST_CASE("an exported KernelBench ModelNew runs and matches F.gelu", "[export]") {
   const std::string py = torch_python();
   if (py.empty()) {
-    std::cout << "SKIPPED the KernelBench export: no python3 with torch here\n";
+    ::kevolve::test::say_skipped("no python3 with torch here (the KernelBench export)");
     return;
   }
   const std::string out = fresh_dir("kb");
-  auto r = sh(kevolve + " export " + src + "/problems/core/gelu/fast.cpp --problem gelu --format kernelbench --out " + out);
+  auto r = sh(kevolve_bin + " export " + src + "/problems/core/gelu/fast.cpp --problem gelu --format kernelbench --out " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
   REQUIRE(fs::exists(out + "/gelu_kernelbench.py"));
@@ -106,7 +108,7 @@ TEST_CASE("an exported KernelBench ModelNew runs and matches F.gelu", "[export]"
 
 TEST_CASE("a kernel-only CUDA kernel exports as source with a generated launcher", "[export][cuda]") {
   const std::string out = fresh_dir("cu");
-  auto r = sh(kevolve + " export " + src + "/tests/backends/cuda/honest/gelu_kernel_only.cu --problem gelu --format cuda-source --out " + out);
+  auto r = sh(kevolve_bin + " export " + src + "/tests/backends/cuda/honest/gelu_kernel_only.cu --problem gelu --format cuda-source --out " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
   std::ifstream in(out + "/gelu.cu");
@@ -119,7 +121,7 @@ TEST_CASE("a kernel-only CUDA kernel exports as source with a generated launcher
   CHECK(fs::exists(out + "/USAGE.md"));
   const std::string nvcc = fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
   if (nvcc.empty()) {
-    std::cout << "SKIPPED compiling the exported CUDA source: no nvcc here\n";
+    ::kevolve::test::say_skipped("no nvcc here (compiling the exported CUDA source)");
   } else {
     auto c = sh("cd " + out + " && " + nvcc + " -O3 -gencode=arch=compute_90,code=sm_90 -c gelu.cu -o gelu.o");
     INFO(c.out);
@@ -130,13 +132,13 @@ TEST_CASE("a kernel-only CUDA kernel exports as source with a generated launcher
 
 TEST_CASE("what cannot be exported is refused with the reason", "[export]") {
   const std::string out = fresh_dir("bad");
-  auto r = sh(kevolve + " export " + src + "/problems/core/batch_event_truncate/fast.cpp --problem batch_event_truncate --out " + out);
+  auto r = sh(kevolve_bin + " export " + src + "/problems/core/batch_event_truncate/fast.cpp --problem batch_event_truncate --out " + out);
   CHECK(r.code == 2);
   CHECK(r.out.find("output 'out_values' has a data-dependent size") != std::string::npos);
-  r = sh(kevolve + " export " + src + "/problems/core/gelu/fast.cpp --out " + out);
+  r = sh(kevolve_bin + " export " + src + "/problems/core/gelu/fast.cpp --out " + out);
   CHECK(r.code == 2);
   CHECK(r.out.find("needs --problem") != std::string::npos);
-  r = sh(kevolve + " export /no/such/thing --problem gelu --out " + out);
+  r = sh(kevolve_bin + " export /no/such/thing --problem gelu --out " + out);
   CHECK(r.code == 2);
   CHECK(r.out.find("not a report folder, a search config (.toml) or a kernel file") != std::string::npos);
   fs::remove_all(out);

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/operators/diagnosis.hpp"
-#include "runtime/problem_loader.hpp"
+#include "runtime/config/problem_loader.hpp"
 
 using namespace kevolve;
 

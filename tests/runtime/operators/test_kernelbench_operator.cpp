@@ -7,10 +7,11 @@
 #include <iostream>
 #include <set>
 
+#include "tests/test_support/skip.hpp"
 #include "backends/python/python_backend.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "knowledge/template_library.hpp"
-#include "runtime/cli/kernelbench_setup.hpp"
+#include "tools/kevolve/setup/kernelbench_setup.hpp"
 #include "runtime/operators/kernelbench_operator.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
 #include "tests/runtime/operators/kernelbench_helpers.hpp"
@@ -28,7 +29,7 @@ EvalOptions quick() {
 
 bool no_torch_python() {
   if (!python::torch_python().empty()) return false;
-  std::cout << "SKIPPED the KernelBench operator tests: no python3 with torch here\n";
+  kevolve::test::say_skipped("no python3 with torch here (the KernelBench operator tests)");
   return true;
 }
 

@@ -1,0 +1,243 @@
+#include "runtime/records/backend_kind.hpp"
+#include "runtime/config/run_config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "runtime/core/host_port.hpp"
+
+namespace kevolve {
+namespace {
+
+struct ConfigError {
+  std::string text;
+};
+
+class Reader {
+ public:
+  Reader(const toml::table& t, std::string file) : t_(t), file_(std::move(file)) {}
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw ConfigError{file_ + ": key '" + key + "': " + what};
+  }
+  const toml::table* table(const char* name, std::set<std::string> allowed) const {
+    auto n = t_.get(name);
+    if (!n) return nullptr;
+    auto tt = n->as_table();
+    if (!tt) fail(name, "expected a table [" + std::string(name) + "]");
+    for (auto&& [k, v] : *tt) {
+      (void)v;
+      if (!allowed.count(std::string(k.str()))) {
+        std::string list;
+        for (auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(std::string(name) + "." + std::string(k.str()), "unknown key (expected one of: " + list + ")");
+      }
+    }
+    return tt;
+  }
+  void get(const toml::table* t, const char* sec, const char* key, std::string& out) const {
+    if (!t || !t->contains(key)) return;
+    auto v = (*t)[key].value<std::string>();
+    if (!v) fail(std::string(sec) + "." + key, "expected a string");
+    out = *v;
+  }
+  template <class N>
+  void get(const toml::table* t, const char* sec, const char* key, N& out, double lo, double hi) const {
+    if (!t || !t->contains(key)) return;
+    auto node = (*t)[key];
+    std::optional<double> v;
+    if (node.is_integer()) v = static_cast<double>(*node.value<int64_t>());
+    else if (node.is_floating_point()) v = *node.value<double>();
+    const std::string k = std::string(sec) + "." + key;
+    if (!v) fail(k, "expected a number");
+    if (*v < lo || *v > hi) {
+      std::ostringstream os;
+      os << "expected a number from " << lo << " to " << hi << " (got " << *v << ")";
+      fail(k, os.str());
+    }
+    if constexpr (std::is_integral_v<N>) {
+      if (*v != static_cast<double>(static_cast<int64_t>(*v))) fail(k, "expected an integer");
+    }
+    out = static_cast<N>(*v);
+  }
+  void get(const toml::table* t, const char* sec, const char* key, bool& out) const {
+    if (!t || !t->contains(key)) return;
+    auto v = (*t)[key].value<bool>();
+    if (!v) fail(std::string(sec) + "." + key, "expected true or false");
+    out = *v;
+  }
+
+ private:
+  const toml::table& t_;
+  std::string file_;
+};
+
+}  // namespace
+
+Expected<RunConfig> load_run_config(const std::string& path) {
+  using R = Expected<RunConfig>;
+  std::ifstream in(path);
+  if (!in) return R::failure(path + ": cannot read the config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  RunConfig c;
+  c.file = path;
+  c.text = ss.str();
+  toml::table root;
+  try {
+    root = toml::parse(c.text, path);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << path << ":" << e.source().begin.line << ": TOML syntax error: " << e.description();
+    return R::failure(os.str());
+  }
+  try {
+    Reader r(root, path);
+    for (auto&& [k, v] : root) {
+      (void)v;
+      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null", "llm", "cluster"};
+      if (!top.count(std::string(k.str())))
+        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm, cluster or null)");
+    }
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers", "devices",
+                                "retime_top", "retime_min_time", "device_class"});
+    if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
+    r.get(s, "search", "problem", c.problem);
+    if (c.problem.empty()) r.fail("search.problem", "missing (expected a problem name such as \"rmsnorm_fwd\")");
+    r.get(s, "search", "id", c.search_id);
+    r.get(s, "search", "backend", c.backend);
+    if (!parse_backend(c.backend)) r.fail("search.backend", "'" + c.backend + "' (expected " + backend_names() + ")");
+    r.get(s, "search", "operator", c.op);
+    r.get(s, "search", "template", c.template_name);
+    r.get(s, "search", "hardware", c.hardware);
+    r.get(s, "search", "directed", c.directed);
+    r.get(s, "search", "warm_start", c.warm_start);
+    r.get(s, "search", "replay_store", c.replay_store);
+    r.get(s, "search", "replay_search", c.replay_search);
+    if (c.op != "template" && c.op != "null" && c.op != "llm" && c.op != "replay")
+      r.fail("search.operator", "'" + c.op + "' (expected template, llm, replay, or null with the null backend)");
+    if (c.op == "replay" && (c.replay_store.empty() || c.replay_search.empty()))
+      r.fail("search.replay_store", "operator = \"replay\" needs replay_store (a store path) and replay_search (a search id)");
+    if (c.op == "null" && !is_backend(c.backend, BackendKind::null)) r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
+    r.get(s, "search", "seed", c.seed, 0, 9e15);
+    r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);
+    r.get(s, "search", "build_workers", c.build_workers, 0, 256);
+    r.get(s, "search", "devices", c.devices, 1, 256);
+    r.get(s, "search", "device_class", c.device_class);
+    r.get(s, "search", "retime_top", c.retime_top, 0, 20);
+    r.get(s, "search", "retime_min_time", c.retime_min_time, 0.01, 60);
+
+    auto st = r.table("strategy", {"name", "max_children", "exploration", "widening", "islands", "population", "selection",
+                                   "tournament_size", "crossover_rate", "migration_interval"});
+    r.get(st, "strategy", "name", c.strategy.name);
+    r.get(st, "strategy", "max_children", c.strategy.max_children, 1, 1000);
+    r.get(st, "strategy", "exploration", c.strategy.exploration, 0, 100);
+    r.get(st, "strategy", "widening", c.strategy.widening, 0.01, 100);
+    r.get(st, "strategy", "islands", c.strategy.islands, 1, 64);
+    r.get(st, "strategy", "population", c.strategy.population, 1, 10000);
+    r.get(st, "strategy", "selection", c.strategy.selection);
+    r.get(st, "strategy", "tournament_size", c.strategy.tournament_size, 1, 100);
+    r.get(st, "strategy", "crossover_rate", c.strategy.crossover_rate, 0, 1);
+    r.get(st, "strategy", "migration_interval", c.strategy.migration_interval, 1, 1000);
+    if (auto made = make_strategy(c.strategy); !made) r.fail("strategy", made.error());
+
+    auto b = r.table("budget", {"evaluations", "seconds", "no_improvement", "target_speedup"});
+    r.get(b, "budget", "evaluations", c.budget.max_evaluations, 1, 1e9);
+    r.get(b, "budget", "seconds", c.budget.max_seconds, 0, 1e9);
+    r.get(b, "budget", "no_improvement", c.budget.no_improvement, 0, 1e9);
+    r.get(b, "budget", "target_speedup", c.budget.target_speedup, 0, 1e6);
+
+    auto so = r.table("store", {"path", "checkpoint_seconds"});
+    r.get(so, "store", "path", c.store);
+    r.get(so, "store", "checkpoint_seconds", c.checkpoint_seconds, 0, 1e9);
+
+    auto e = r.table("eval", {"threads", "trials", "min_time", "min_reps", "max_reps", "timeout", "memory_mb", "arch"});
+    r.get(e, "eval", "threads", c.eval.threads, 0, 4096);
+    r.get(e, "eval", "trials", c.eval.trials, 5, 1000);
+    r.get(e, "eval", "min_time", c.eval.min_time_s, 0.001, 600);
+    r.get(e, "eval", "min_reps", c.eval.min_reps, 1, 1e6);
+    r.get(e, "eval", "max_reps", c.eval.max_reps, 1, 1e6);
+    r.get(e, "eval", "timeout", c.eval.call_timeout_s, 0.1, 3600);
+    r.get(e, "eval", "memory_mb", c.eval.memory_limit_mb, 16, 1e7);
+    r.get(e, "eval", "arch", c.eval.arch);
+    if (c.eval.arch.rfind("sm_", 0) != 0) r.fail("eval.arch", "'" + c.eval.arch + "' (expected a real architecture such as sm_90)");
+    c.eval.seed = c.seed;
+
+    auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
+                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget",
+                             "models", "ca_file", "kernel_language"});
+    if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
+    r.get(l, "llm", "provider", c.llm.provider);
+    r.get(l, "llm", "endpoint", c.llm.endpoint);
+    r.get(l, "llm", "model", c.llm.model);
+    if (l && l->contains("models")) {
+      auto arr = (*l)["models"].as_array();
+      if (!arr) r.fail("llm.models", "expected an array of { name = \"MODEL\", weight = W } tables");
+      for (auto&& e : *arr) {
+        auto t = e.as_table();
+        auto name = t ? (*t)["name"].value<std::string>() : std::nullopt;
+        auto weight = t ? (*t)["weight"].value<double>() : std::nullopt;
+        if (!name || !weight || *weight <= 0) r.fail("llm.models", "every entry needs name = \"MODEL\" and weight > 0");
+        c.llm.ensemble.emplace_back(*name, *weight);
+      }
+    }
+    r.get(l, "llm", "api_key_env", c.llm.api_key_env);
+    r.get(l, "llm", "ca_file", c.llm.ca_file);
+    r.get(l, "llm", "kernel_language", c.llm_kernel_language);
+    if (!c.llm_kernel_language.empty() && c.llm_kernel_language != "cuda" && c.llm_kernel_language != "triton" && c.llm_kernel_language != "cpp")
+      r.fail("llm.kernel_language", "'" + c.llm_kernel_language + "' (expected cuda, triton or cpp)");
+    r.get(l, "llm", "temperature", c.llm.temperature, 0, 2);
+    r.get(l, "llm", "max_tokens", c.llm.max_tokens, 1, 1e6);
+    r.get(l, "llm", "timeout", c.llm.timeout_s, 1, 3600);
+    r.get(l, "llm", "retries", c.llm.retries, 0, 20);
+    r.get(l, "llm", "backoff", c.llm.backoff_s, 0, 60);
+    r.get(l, "llm", "concurrency", c.llm_concurrency, 1, 256);
+    r.get(l, "llm", "cost_per_mtok_in", c.llm.cost_per_mtok_in, 0, 1e6);
+    r.get(l, "llm", "cost_per_mtok_out", c.llm.cost_per_mtok_out, 0, 1e6);
+    r.get(l, "llm", "token_budget", c.llm.token_budget, 0, 1e12);
+    r.get(l, "llm", "cost_budget", c.llm.cost_budget, 0, 1e9);
+
+    auto n = r.table("null", {"delay_ms", "ledger"});
+    r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);
+    r.get(n, "null", "ledger", c.null_ledger);
+
+    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca", "searches", "stay"});
+    r.get(cl, "cluster", "stay", c.cluster.stay);
+    if (cl && cl->contains("searches")) {
+      auto arr = (*cl)["searches"].as_array();
+      if (!arr) r.fail("cluster.searches", "expected an array of config paths, e.g. [\"second.toml\"]");
+      const std::string base = std::filesystem::path(path).parent_path().string();
+      for (auto&& e : *arr) {
+        auto v = e.value<std::string>();
+        if (!v) r.fail("cluster.searches", "expected strings (config paths)");
+        c.cluster.searches.push_back(std::filesystem::path(*v).is_absolute() || base.empty() ? *v : base + "/" + *v);
+      }
+    }
+    r.get(cl, "cluster", "listen", c.cluster.listen);
+    if (auto a = parse_host_port(c.cluster.listen, true); !a) r.fail("cluster.listen", a.error());
+    r.get(cl, "cluster", "secret_env", c.cluster.secret_env);
+    r.get(cl, "cluster", "eval_timeout", c.cluster.eval_timeout_s, 1, 1e6);
+    r.get(cl, "cluster", "heartbeat", c.cluster.heartbeat_s, 0.05, 600);
+    r.get(cl, "cluster", "tls_cert", c.cluster.tls_cert);
+    r.get(cl, "cluster", "tls_key", c.cluster.tls_key);
+    r.get(cl, "cluster", "tls_ca", c.cluster.tls_ca);
+    const int tls = !c.cluster.tls_cert.empty() + !c.cluster.tls_key.empty() + !c.cluster.tls_ca.empty();
+    if (tls != 0 && tls != 3)
+      r.fail(c.cluster.tls_ca.empty() ? "cluster.tls_ca" : c.cluster.tls_cert.empty() ? "cluster.tls_cert" : "cluster.tls_key",
+             "missing: TLS needs tls_cert, tls_key and tls_ca together (without a CA file the peers are not authenticated, "
+             "which this node refuses)");
+
+    if (c.search_id.empty()) {
+      std::string p = c.problem;
+      if (auto slash = p.find_last_of('/'); slash != std::string::npos) p = p.substr(slash + 1);
+      c.search_id = p + "-" + c.strategy.name + "-s" + std::to_string(c.seed);
+    }
+  } catch (const ConfigError& e) {
+    return R::failure(e.text);
+  }
+  return c;
+}
+
+}  // namespace kevolve

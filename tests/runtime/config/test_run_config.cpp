@@ -1,0 +1,97 @@
+// Search configs: the shipped ones load; mistakes are named with file, key and what was expected.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "runtime/config/run_config.hpp"
+
+using namespace kevolve;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  const auto path = fs::temp_directory_path() / ("kevolve-cfg-" + std::to_string(getpid()) + ".toml");
+  std::ofstream(path) << text;
+  auto c = load_run_config(path.string());
+  fs::remove(path);
+  REQUIRE_FALSE(c);
+  return c.error();
+}
+
+}  // namespace
+
+TEST_CASE("the shipped quickstart config loads with its documented choices", "[config]") {
+  auto c = load_run_config(std::string(KEVOLVE_SOURCE_DIR) + "/configs/quickstart.toml");
+  REQUIRE(c);
+  CHECK(c->problem == "rmsnorm_fwd");
+  CHECK(c->backend == "cpu");
+  CHECK(c->strategy.name == "greedy");
+  CHECK(c->search_id == "rmsnorm_fwd-greedy-s1");
+  CHECK(c->budget.max_evaluations > 0);
+}
+
+TEST_CASE("config mistakes name the file, key and expectation", "[config]") {
+  auto e = error_of("[search]\nproblem = \"gelu\"\n[strategy]\nname = \"annealing\"\n");
+  CHECK(e.find("strategy") != std::string::npos);
+  CHECK(e.find("annealing") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\nbackend = \"tpu\"\n");
+  CHECK(e.find("search.backend") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\n[budget]\nevaluations = -3\n");
+  CHECK(e.find("budget.evaluations") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\n[budget]\nevaluatons = 3\n");
+  CHECK(e.find("budget.evaluatons") != std::string::npos);
+  CHECK(e.find("unknown key") != std::string::npos);
+  e = error_of("[search]\nbackend = \"cpu\"\n");
+  CHECK(e.find("search.problem") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\noperator = \"null\"\n");
+  CHECK(e.find("null operator") != std::string::npos);
+  e = error_of("[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\n[eval]\narch = \"compute_90\"\n");
+  CHECK(e.find("eval.arch") != std::string::npos);
+  e = error_of("[search\n");
+  CHECK(e.find("TOML syntax error") != std::string::npos);
+}
+
+TEST_CASE("a CUDA search config: backend, architecture and warm start", "[config]") {
+  const auto path = fs::temp_directory_path() / ("kevolve-cfg-cuda-" + std::to_string(getpid()) + ".toml");
+  std::ofstream(path) << "[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\nwarm_start = false\n[eval]\narch = \"sm_90\"\n";
+  auto c = load_run_config(path.string());
+  fs::remove(path);
+  REQUIRE(c);
+  CHECK(c->backend == "cuda");
+  CHECK(c->eval.arch == "sm_90");
+  CHECK_FALSE(c->warm_start);
+}
+
+TEST_CASE("the shipped LLM example config loads", "[config]") {
+  auto c = load_run_config(std::string(KEVOLVE_SOURCE_DIR) + "/configs/llm-example.toml");
+  REQUIRE(c);
+  CHECK(c->op == "llm");
+  CHECK(c->llm.provider == "openai");
+  CHECK(c->llm.token_budget == 2000000);
+  CHECK(c->hardware == "auto");
+}
+
+TEST_CASE("the cluster section: listen address, secret variable, TLS only with a CA", "[config]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("kevolve-cluster-cfg-" + std::to_string(getpid()))).string();
+  std::filesystem::create_directories(dir);
+  auto load = [&](const std::string& cluster) {
+    std::ofstream(dir + "/c.toml") << "[search]\nproblem = \"gelu\"\n[cluster]\n" << cluster;
+    return load_run_config(dir + "/c.toml");
+  };
+  auto ok = load("listen = \"10.0.0.5:7411\"\nsecret_env = \"MY_SECRET\"\neval_timeout = 60\n");
+  REQUIRE(ok);
+  CHECK(ok->cluster.listen == "10.0.0.5:7411");
+  CHECK(ok->cluster.secret_env == "MY_SECRET");
+  CHECK(ok->cluster.eval_timeout_s == 60);
+  auto bad = load("listen = \"7411\"\n");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().find("cluster.listen") != std::string::npos);
+  auto no_ca = load("tls_cert = \"a.pem\"\ntls_key = \"a.key\"\n");
+  REQUIRE_FALSE(no_ca);
+  CHECK(no_ca.error().find("cluster.tls_ca") != std::string::npos);
+  CHECK(no_ca.error().find("not authenticated") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}

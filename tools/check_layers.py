@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks that no project include runs from a lower floor of the house to a higher one.
+
+Usage: tools/check_layers.py [REPO_ROOT]     (run by ctest as the test `layers`)
+Exit 0 when every include goes down or stays on its floor; 1 with one line per offending include
+(file:line: what it includes, and the two floors) otherwise.
+
+Floors, lowest first (docs/architecture.md):
+  0 runtime/core
+  1 runtime/records
+  2 storage/  knowledge/  backends/      (three siblings: none includes another)
+  3 runtime/{search,memory,llm,config,operators,export}
+  4 actors/
+  5 tools/
+Inside backends/, an interpreter's folder (cpu/, cuda/, python/) includes no other interpreter's folder;
+the shared parts (harness/, process/, reference/, the top-level headers) include none of them, except the
+factory backends/backend.cpp that makes each one.
+"""
+import os
+import re
+import sys
+
+FLOORS = [
+    ("runtime/core/", 0), ("runtime/records/", 1),
+    ("storage/", 2), ("knowledge/", 2), ("backends/", 2),
+    ("runtime/search/", 3), ("runtime/memory/", 3), ("runtime/llm/", 3), ("runtime/config/", 3),
+    ("runtime/operators/", 3), ("runtime/export/", 3),
+    ("actors/", 4), ("tools/", 5),
+]
+SIBLINGS = ("storage/", "knowledge/", "backends/")
+INTERPRETERS = ("backends/cpu/", "backends/cuda/", "backends/python/", "backends/hip/")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def place(path):
+    """(floor, folder) of a repository path, or None for files outside the floors (tests, problems)."""
+    for prefix, floor in FLOORS:
+        if path.startswith(prefix):
+            return floor, prefix
+    return None
+
+
+def interpreter(path):
+    return next((i for i in INTERPRETERS if path.startswith(i)), None)
+
+
+def check(root):
+    errors = []
+    for top in ("runtime", "storage", "knowledge", "backends", "actors", "tools"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if not f.endswith((".hpp", ".cpp", ".h", ".cu", ".cc")):
+                    continue
+                path = os.path.relpath(os.path.join(d, f), root)
+                here = place(path)
+                if here is None:
+                    continue
+                with open(os.path.join(root, path), errors="replace") as fh:
+                    for n, line in enumerate(fh, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        there = place(m.group(1))
+                        if there is None:
+                            continue  # a system, generated or candidate header
+                        where = "%s:%d: includes %s" % (path, n, m.group(1))
+                        if there[0] > here[0]:
+                            errors.append("%s (floor %d reaches up to floor %d)" % (where, here[0], there[0]))
+                        elif there[0] == here[0] == 2 and here[1] != there[1]:
+                            errors.append("%s (%s and %s are siblings on one floor)" % (where, here[1], there[1]))
+                        elif here[1] == "backends/" and path != "backends/backend.cpp":
+                            mine, theirs = interpreter(path), interpreter(m.group(1))
+                            if theirs and theirs != mine:
+                                errors.append("%s (%s borrows from the %s interpreter)" % (where, mine or "shared backend code", theirs))
+    return errors
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    errors = check(root)
+    for e in errors:
+        print(e)
+    print("check_layers: %d include(s) against the floors" % len(errors))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+#include "tools/kevolve/commands/bench_command.hpp"
+#include "tools/kevolve/commands/directed_bench.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "actors/engine/engine.hpp"
+#include "tools/kevolve/setup/problem_lookup.hpp"
+#include "runtime/core/json.hpp"
+#include "runtime/operators/null_operator.hpp"
+#include "runtime/search/greedy.hpp"
+#include "storage/store.hpp"
+
+namespace kevolve::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t rss_kb() {
+  std::ifstream s("/proc/self/status");
+  std::string line;
+  while (std::getline(s, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  return 0;
+}
+
+struct Measure {
+  double seconds = 0, rate = 0;
+  int64_t evaluated = 0, peak_in_flight = 0, rss_start_kb = 0, rss_peak_kb = 0;
+  bool ok = false;
+};
+
+// Runs one null-backend search in a child process (so memory figures do not mix) and measures it.
+Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candidates, int in_flight) {
+  int p[2];
+  if (pipe(p) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    RunConfig c;
+    c.problem = spec.name;
+    c.search_id = "bench";
+    c.backend = "null";
+    c.op = "null";
+    c.max_in_flight = in_flight;
+    c.build_workers = 2;
+    c.devices = 2;
+    c.budget.max_evaluations = candidates;
+    c.store = store;
+    c.checkpoint_seconds = 0;
+    c.strategy.name = "greedy";
+    c.strategy.max_children = 16;
+    Measure m;
+    m.rss_start_kb = rss_kb();
+    EngineOptions eo;
+    eo.progress = [&](const SearchStatus& s) {
+      m.peak_in_flight = std::max(m.peak_in_flight, s.in_flight);
+      m.rss_peak_kb = std::max(m.rss_peak_kb, rss_kb());
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    auto s = run_search(c, spec, std::make_shared<NullOperator>(), eo);
+    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m.ok = static_cast<bool>(s);
+    m.evaluated = s ? s->evaluated : 0;
+    m.rate = m.seconds > 0 ? static_cast<double>(m.evaluated) / m.seconds : 0;
+    if (write(p[1], &m, sizeof m) != sizeof m) _exit(1);
+    _exit(0);
+  }
+  close(p[1]);
+  Measure m;
+  if (read(p[0], &m, sizeof m) != sizeof m) m = Measure{};
+  close(p[0]);
+  waitpid(pid, nullptr, 0);
+  return m;
+}
+
+int bench_engine(int64_t candidates, int in_flight, bool as_json) {
+  auto spec = resolve_problem("gelu", {});
+  if (!spec) { std::cerr << "kevolve bench engine: " << spec.error() << "\n"; return 2; }
+  char tmpl[] = "/tmp/kevolve-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) { std::cerr << "kevolve bench engine: cannot create a temporary folder\n"; return 1; }
+  const std::string dir = tmpl;
+  if (!as_json) std::cerr << "kevolve: " << candidates << " candidates through the actor pipeline with up to " << in_flight
+                          << " in flight (null backend, RocksDB store in " << dir << ")...\n";
+  const Measure small = measure(*spec, dir + "/small", candidates, 100);
+  const Measure big = measure(*spec, dir + "/big", candidates, in_flight);
+  // Resume: reopen the finished store and rebuild the graph and the strategy's state from it.
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t loaded = 0;
+  {
+    auto store = Store::open(dir + "/big");
+    if (store) {
+      SearchGraph g;
+      for (auto& n : (*store)->nodes("bench")) g.upsert(n);
+      StrategyConfig sc;
+      sc.max_children = 16;
+      GreedyStrategy strategy(sc);
+      strategy.init(g);
+      loaded = static_cast<int64_t>(g.size());
+    }
+  }
+  const double resume_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  const double per_flight = big.peak_in_flight > small.peak_in_flight
+                                ? 1024.0 * static_cast<double>((big.rss_peak_kb - big.rss_start_kb) - (small.rss_peak_kb - small.rss_start_kb)) /
+                                      static_cast<double>(big.peak_in_flight - small.peak_in_flight)
+                                : 0;
+  if (!big.ok || !small.ok) { std::cerr << "kevolve bench engine: a run failed\n"; return 1; }
+  if (as_json) {
+    std::cout << "{\"candidates\":" << big.evaluated << ",\"seconds\":" << json::number(big.seconds)
+              << ",\"candidates_per_s\":" << json::number(big.rate) << ",\"peak_in_flight\":" << big.peak_in_flight
+              << ",\"bytes_per_in_flight\":" << json::number(per_flight) << ",\"small_run_candidates_per_s\":" << json::number(small.rate)
+              << ",\"resume_nodes\":" << loaded << ",\"resume_s\":" << json::number(resume_s) << "}\n";
+  } else {
+    std::printf("candidates/s:            %.0f (%lld candidates in %.2f s, up to %d in flight)\n", big.rate,
+                static_cast<long long>(big.evaluated), big.seconds, in_flight);
+    std::printf("candidates/s, 100 in flight: %.0f\n", small.rate);
+    std::printf("peak in flight (sampled): %lld\n", static_cast<long long>(big.peak_in_flight));
+    std::printf("memory per in flight:    %.0f bytes (peak RSS growth, %d vs 100 in flight)\n", per_flight, in_flight);
+    std::printf("resume %lld nodes:       %.3f s (reopen store, read every node, rebuild graph and strategy)\n",
+                static_cast<long long>(loaded), resume_s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks of kevolve itself");
+  bench->require_subcommand(1);
+  auto* engine = bench->add_subcommand("engine", "Candidates/s, in-flight capacity and memory of the actor engine (null backend)");
+  auto candidates = std::make_shared<int64_t>(100000);
+  auto in_flight = std::make_shared<int>(10000);
+  auto as_json = std::make_shared<bool>(false);
+  engine->add_option("--candidates", *candidates, "Candidates to push through")->capture_default_str()->check(CLI::Range(int64_t(100), int64_t(100000000)));
+  engine->add_option("--in-flight", *in_flight, "Candidates in flight at most")->capture_default_str()->check(CLI::Range(101, 10000000));
+  engine->add_flag("--json", *as_json, "Print one JSON object");
+  engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json); });
+  add_directed_bench(*bench, exit_code);
+}
+
+}  // namespace kevolve::cli

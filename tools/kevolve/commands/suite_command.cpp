@@ -1,0 +1,499 @@
+#include "runtime/records/backend_kind.hpp"
+#include "tools/kevolve/commands/suite_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "actors/engine/engine.hpp"
+#include "backends/python/python_backend.hpp"
+#include "knowledge/hardware_profile.hpp"
+#include "tools/kevolve/setup/kernelbench_setup.hpp"
+#include "runtime/records/records_codec.hpp"
+#include "runtime/core/wire.hpp"
+#include "storage/store.hpp"
+
+namespace kevolve::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SuiteArgs {
+  std::string dir, candidates, out, backend = "cpu", store = "kevolve-suite-store";
+  int budget = 0;  // evaluations per problem's search; 0 = no search
+  uint64_t seed = 1;
+  int shard = 0, shards = 1;              // --shard K/N: only the problems at sorted positions i with i % N == K
+  std::vector<std::string> results_from;  // further stores whose finished problem results count as done
+  EvalOptions options;
+};
+
+std::atomic<bool> g_interrupted{false};
+void on_signal(int) { g_interrupted = true; }
+
+std::string fmt(double x, const char* f = "%.2f") {
+  char b[32];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+std::string status_text(const EvalResult& r) {
+  return std::string(status_name(r.status)) + (r.status == EvalStatus::ok || r.reason.empty() ? "" : " [" + r.reason + "]");
+}
+
+// "1.23x", or "unavailable" for a correct candidate whose reference could not be timed under torch.compile.
+std::string vs_compile(const EvalResult& r) {
+  if (r.status != EvalStatus::ok) return "–";
+  return r.compile_speedup > 0 ? fmt(r.compile_speedup) + "x" : "unavailable";
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Candidate python_candidate(std::string source) {
+  Candidate c;
+  c.language = "python";
+  c.source = std::move(source);
+  return c;
+}
+
+std::string measured_by(const SuiteArgs& a) {
+  return "Measured by kevolve suite on the " + std::string(a.backend == "cuda" ? "GPU" : "CPU") + " (Python interpreter, " +
+         (a.options.threads > 0 ? std::to_string(a.options.threads) : std::string("all")) + " threads each side, " +
+         std::to_string(a.options.trials) + " verification trials, median of alternating timed passes)";
+}
+
+// ---- --candidates (or nothing): the given ModelNew files and the reference baseline, one row each ----------
+
+int run_given(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend, std::ostringstream& t) {
+  struct Row {
+    std::string problem, candidate;
+    EvalResult r;
+  };
+  std::vector<Row> rows;
+  for (auto& p : problems) {
+    const ProblemSpec spec = python::kernelbench_problem(p.string());
+    std::cerr << "kevolve suite: " << spec.name << ": reference baseline\n";
+    rows.push_back({spec.name, "(reference)", backend.evaluate_reference(spec, a.options)});
+    if (a.candidates.empty()) continue;
+    std::vector<fs::path> cands;
+    for (auto& e : fs::directory_iterator(a.candidates))
+      if (e.path().extension() == ".py" && e.path().filename().string().rfind(spec.name + "__", 0) == 0) cands.push_back(e.path());
+    std::sort(cands.begin(), cands.end());
+    for (auto& c : cands) {
+      std::cerr << "kevolve suite: " << spec.name << ": " << c.filename().string() << "\n";
+      rows.push_back({spec.name, c.filename().string(), backend.evaluate_source(spec, python_candidate(read_file(c)), a.options)});
+    }
+  }
+  t << "| problem | candidate | kind | status | eager ms | candidate ms | vs eager | vs compile |\n|---|---|---|---|---|---|---|---|\n";
+  struct Tally { int n = 0, correct = 0, fast = 0; double logsum = 0; };
+  std::map<std::string, Tally> by_kind;
+  for (auto& row : rows) {
+    const EvalResult& r = row.r;
+    const bool ok = r.status == EvalStatus::ok;
+    const std::string kind = r.kind.empty() ? "?" : r.kind;
+    t << "| " << row.problem << " | " << row.candidate << " | " << kind << " | " << status_text(r) << " | "
+      << (ok ? fmt(r.reference.median_ms, "%.4g") : "–") << " | " << (ok ? fmt(r.candidate.median_ms, "%.4g") : "–") << " | "
+      << (ok ? fmt(r.speedup) + "x" : "–") << " | " << (ok && r.compile_speedup > 0 ? fmt(r.compile_speedup) + "x" : "–") << " |\n";
+    Tally& k = by_kind[kind];
+    ++k.n;
+    if (ok) {
+      ++k.correct;
+      k.fast += r.speedup > 1.0;
+      k.logsum += std::log(std::max(r.speedup, 1e-9));
+    }
+  }
+  t << "\n";
+  for (const char* kind : {"kernel", "framework", "reference"}) {
+    auto it = by_kind.find(kind);
+    if (it == by_kind.end()) continue;
+    const Tally& k = it->second;
+    t << "- " << kind << (std::string(kind) == "kernel" ? " (generated kernels)" : std::string(kind) == "framework" ? " (framework-level rewrites, counted apart)" : " (the reference itself)")
+      << ": " << k.correct << " of " << k.n << " correct, fast_1 " << k.fast << " of " << k.n << " ("
+      << fmt(k.n ? 100.0 * k.fast / k.n : 0, "%.0f") << " %), geometric-mean speedup over eager "
+      << (k.correct ? fmt(std::exp(k.logsum / k.correct)) + "x" : std::string("–")) << "\n";
+  }
+  t << "\n" << measured_by(a) << ".\n";
+  return 0;
+}
+
+// ---- --budget N: a search per problem, then its best kernel and best framework rewrite re-evaluated ---------
+
+// One arm of a problem's search: how many of its candidates were tried and correct, how the others ended,
+// and the best one re-evaluated after the search.
+struct ArmResult {
+  int tried = 0, correct = 0;
+  std::map<std::string, int> failures;  // "incorrect [mismatch]" -> count
+  uint64_t best = 0;                    // node id; 0 = no correct candidate
+  double search_speedup = 0;            // its speedup as measured during the search
+  EvalResult retimed;
+  bool ok() const { return best != 0 && retimed.status == EvalStatus::ok; }
+};
+
+struct ProblemResult {
+  std::string name, file;
+  EvalResult reference;
+  std::string family, error;  // error: why the problem was not searched
+  int evaluated = 0;
+  ArmResult kernel, framework;
+};
+
+// What the best generated kernel of a problem came to, for the table's status column.
+std::string kernel_status(const ProblemResult& p) {
+  if (!p.error.empty()) return "not searched";
+  if (p.family.empty()) return "no kernel family";
+  const ArmResult& k = p.kernel;
+  if (k.best) return k.ok() ? "ok" : status_text(k.retimed) + " when re-evaluated";
+  std::string why;
+  for (auto& [s, n] : k.failures) why += (why.empty() ? "" : ", ") + s + " x" + std::to_string(n);
+  return "no correct kernel (" + std::to_string(k.tried) + " tried" + (why.empty() ? "" : ": " + why) + ")";
+}
+
+// The search of one problem: named by problem, backend, budget, seed and the file's contents (a changed
+// file is searched afresh).
+std::string search_id(const SuiteArgs& a, const ProblemSpec& spec) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the file
+  for (unsigned char ch : read_file(spec.file)) h = (h ^ ch) * 1099511628211ull;
+  char tag[17];
+  std::snprintf(tag, sizeof tag, "%016llx", static_cast<unsigned long long>(h));
+  return "suite-" + spec.name + "-" + a.backend + "-n" + std::to_string(a.budget) + "-s" + std::to_string(a.seed) + "-" +
+         std::string(tag).substr(0, 8);
+}
+
+// A finished problem's result, kept in the store with its search (node 0, artifact "suite_result"), so a
+// suite cut short and run again goes straight to the problems it had not finished.
+constexpr const char* kResultArtifact = "suite_result";
+
+std::string encode_result(const ProblemResult& p) {
+  wire::Writer w;
+  w.str("kevolve-suite-result-1");
+  encode(w, p.reference);
+  w.str(p.family);
+  w.i64(p.evaluated);
+  for (const ArmResult* arm : {&p.kernel, &p.framework}) {
+    w.i64(arm->tried);
+    w.i64(arm->correct);
+    w.u32(static_cast<uint32_t>(arm->failures.size()));
+    for (auto& [what, n] : arm->failures) {
+      w.str(what);
+      w.i64(n);
+    }
+    w.i64(static_cast<int64_t>(arm->best));
+    w.f64(arm->search_speedup);
+    encode(w, arm->retimed);
+  }
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+bool decode_result(const std::string& bytes, ProblemResult& p) {
+  const std::vector<char> b(bytes.begin(), bytes.end());
+  wire::Reader r(b);
+  try {
+    if (r.str() != "kevolve-suite-result-1") return false;
+    decode(r, p.reference);
+    p.family = r.str();
+    p.evaluated = static_cast<int>(r.i64());
+    for (ArmResult* arm : {&p.kernel, &p.framework}) {
+      arm->tried = static_cast<int>(r.i64());
+      arm->correct = static_cast<int>(r.i64());
+      for (uint32_t i = 0, n = r.u32(); i < n; ++i) {
+        std::string what = r.str();
+        arm->failures[what] = static_cast<int>(r.i64());
+      }
+      arm->best = static_cast<uint64_t>(r.i64());
+      arm->search_speedup = r.f64();
+      decode(r, arm->retimed);
+    }
+    return r.done();
+  } catch (const wire::DecodeError&) {
+    return false;
+  }
+}
+
+ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::PythonBackend& backend) {
+  ProblemResult p;
+  const ProblemSpec spec = python::kernelbench_problem(file.string());
+  p.name = spec.name;
+  p.file = file.string();
+  auto say = [&](const std::string& what) { std::cerr << "kevolve suite: " << spec.name << ": " << what << "\n"; };
+  const std::string id = search_id(a, spec);
+  std::vector<std::string> stores{a.store};
+  stores.insert(stores.end(), a.results_from.begin(), a.results_from.end());
+  for (auto& path : stores)
+    if (fs::exists(path))
+      if (auto store = Store::open(path, true))
+        if (auto kept = (*store)->artifact(id, 0, kResultArtifact); kept && decode_result(*kept, p)) {
+          say("finished earlier (" + id + " in " + path + ")");
+          return p;
+        }
+  say("reference baseline");
+  p.reference = backend.evaluate_reference(spec, a.options);
+  if (p.reference.status == EvalStatus::harness_error) {
+    p.error = p.reference.message;
+    say("not searched: " + p.error);
+    return p;
+  }
+  auto setup = kernelbench_operator(spec, a.backend, resolve_hardware(a.backend, "auto"), true, true);
+  if (!setup) {
+    p.error = setup.error();
+    say("not searched: " + p.error);
+    return p;
+  }
+  p.family = setup->match.family;
+  say(setup->note);
+  RunConfig c;
+  c.problem = p.file;
+  c.search_id = id;
+  c.text = "# kevolve suite --budget " + std::to_string(a.budget) + " --backend " + a.backend + ": " + p.file + "\n";
+  c.backend = backend_traits(kernelbench_backend(parse_backend(a.backend).value_or(BackendKind::cpu))).name;
+  c.hardware = resolve_hardware(a.backend, "auto");
+  c.warm_start = false;  // every problem's search starts from the module as written, so budgets compare
+  c.directed = true;     // kernel mutations follow each parent's diagnosis, as the GPU benchmark searches do
+  c.seed = a.seed;
+  c.max_in_flight = 2;
+  c.build_workers = 1;  // a Python candidate's build only stores its source
+  c.strategy.name = "greedy";
+  c.strategy.max_children = 4;
+  c.budget.max_evaluations = a.budget;
+  c.store = a.store;
+  c.checkpoint_seconds = 0;
+  c.eval = a.options;
+  say("search of " + std::to_string(a.budget) + " evaluations (" + c.search_id + " in " + a.store + ")");
+  EngineOptions eo;
+  eo.interrupted = &g_interrupted;
+  auto last = std::chrono::steady_clock::now();
+  eo.progress = [&](const SearchStatus& s) {
+    if (!s.finished && std::chrono::steady_clock::now() - last < std::chrono::seconds(10)) return;
+    last = std::chrono::steady_clock::now();
+    say("evaluated " + std::to_string(s.evaluated) + " of " + std::to_string(a.budget) + " (correct " + std::to_string(s.correct) +
+        "), best " + fmt(s.best_fitness, "%.3f") + "x");
+  };
+  auto status = run_search(c, spec, setup->op, eo);
+  if (!status || g_interrupted) {
+    p.error = "search: " + (status ? std::string("interrupted") : status.error());
+    say(p.error);
+    return p;
+  }
+  std::map<uint64_t, std::string> sources;
+  {
+    auto store = Store::open(a.store, true);
+    if (!store) {
+      p.error = "store " + a.store + ": " + store.error();
+      say(p.error);
+      return p;
+    }
+    for (auto& n : (*store)->nodes(c.search_id)) {
+      if (!n.scored()) continue;
+      ++p.evaluated;
+      auto impl = n.params.find(KernelBenchOperator::kImpl);
+      ArmResult& arm = impl != n.params.end() && impl->second == "kernel" ? p.kernel : p.framework;
+      ++arm.tried;
+      if (!n.correct()) {
+        ++arm.failures[std::string(status_name(n.status)) + (n.reason.empty() ? "" : " [" + n.reason + "]")];
+        continue;
+      }
+      ++arm.correct;
+      if (!arm.best || n.fitness > arm.search_speedup) {
+        arm.best = n.id;
+        arm.search_speedup = n.fitness;
+        if (auto src = (*store)->artifact(c.search_id, n.id, "source")) sources[n.id] = *src;
+      }
+    }
+  }
+  // The best of each arm, once more: a fresh, verified measurement (the search's best is biased upward by
+  // being the best of several), with the evaluator's own label and the torch.compile comparison.
+  for (auto [arm, what] : {std::pair{&p.kernel, "kernel"}, std::pair{&p.framework, "framework rewrite"}}) {
+    if (!arm->best || g_interrupted) continue;
+    say(std::string("re-evaluating the best ") + what + " (node " + std::to_string(arm->best) + ")");
+    arm->retimed = backend.evaluate_source(spec, python_candidate(sources[arm->best]), a.options);
+    if (arm == &p.kernel && arm->retimed.status == EvalStatus::ok && arm->retimed.kind != "kernel") {
+      arm->retimed.status = EvalStatus::rejected;  // the evaluator decides what counts as a generated kernel
+      arm->retimed.reason = "label";
+    }
+  }
+  if (g_interrupted) return p;
+  auto store = Store::open(a.store);
+  StoreBatch b;
+  b.artifacts.push_back({c.search_id, {0, kResultArtifact, encode_result(p)}});
+  if (!store || !(*store)->write(b)) say("could not keep the result in " + a.store + " (a later run evaluates it again)");
+  return p;
+}
+
+struct Geo {
+  int n = 0;
+  double logsum = 0;
+  void add(double x) { ++n; logsum += std::log(std::max(x, 1e-9)); }
+  std::string text() const { return n ? fmt(std::exp(logsum / n)) + "x" : std::string("–"); }
+};
+
+int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend, std::ostringstream& t) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::vector<ProblemResult> results;
+  for (auto& f : problems) {
+    if (g_interrupted) break;
+    results.push_back(search_problem(a, f, backend));
+  }
+  if (g_interrupted) {
+    std::cerr << "kevolve suite: interrupted; run the same command again to resume (the searches are in " << a.store << ")\n";
+    return 130;
+  }
+  t << "| problem | reference | kernel family | kernels correct | best kernel | kernel vs eager | kernel vs compile "
+       "| rewrites correct | best rewrite | rewrite vs eager | rewrite vs compile | eager ms | compile ms |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  const int n = static_cast<int>(results.size());
+  int kernels_ok = 0, fast = 0, rewrites_ok = 0, rewrites_fast = 0, references_ok = 0;
+  Geo k_eager, k_compile, r_eager, r_compile;
+  for (auto& p : results) {
+    const bool kok = p.kernel.ok(), rok = p.framework.ok();
+    references_ok += p.reference.status == EvalStatus::ok;
+    if (kok) {
+      ++kernels_ok;
+      fast += p.kernel.retimed.speedup > 1.0;
+      k_eager.add(p.kernel.retimed.speedup);
+      if (p.kernel.retimed.compile_speedup > 0) k_compile.add(p.kernel.retimed.compile_speedup);
+    }
+    if (rok) {
+      ++rewrites_ok;
+      rewrites_fast += p.framework.retimed.speedup > 1.0;
+      r_eager.add(p.framework.retimed.speedup);
+      if (p.framework.retimed.compile_speedup > 0) r_compile.add(p.framework.retimed.compile_speedup);
+    }
+    auto counts = [&](const ArmResult& arm) {
+      return p.error.empty() ? std::to_string(arm.correct) + " of " + std::to_string(arm.tried) : std::string("–");
+    };
+    t << "| " << p.name << " | " << status_text(p.reference) << " | " << (p.family.empty() ? "–" : p.family) << " | "
+      << (p.family.empty() ? "–" : counts(p.kernel)) << " | " << kernel_status(p) << " | "
+      << (kok ? fmt(p.kernel.retimed.speedup) + "x" : "–") << " | " << (kok ? vs_compile(p.kernel.retimed) : "–") << " | "
+      << counts(p.framework) << " | "
+      << (rok ? "ok" : p.framework.best ? status_text(p.framework.retimed) + " when re-evaluated" : p.error.empty() ? "none correct" : "not searched")
+      << " | " << (rok ? fmt(p.framework.retimed.speedup) + "x" : "–") << " | " << (rok ? vs_compile(p.framework.retimed) : "–") << " | "
+      << (p.reference.status == EvalStatus::ok ? fmt(p.reference.reference.median_ms, "%.4f") : "–") << " | "
+      << (p.reference.compiled.median_ms > 0 ? fmt(p.reference.compiled.median_ms, "%.4f") : "–") << " |\n";
+  }
+  for (auto& p : results)
+    if (!p.error.empty())
+      t << "\n" << p.name << (p.error.find(p.file) == std::string::npos ? " (" + p.file + ")" : std::string()) << " was not searched: " << p.error
+        << "\n";
+  auto share = [&](int k) {
+    return std::to_string(k) + " of " + std::to_string(n) + " problems (" + fmt(n ? 100.0 * k / n : 0, "%.0f") + " %)";
+  };
+  const bool compile_missing = kernels_ok + rewrites_ok > 0 && k_compile.n + r_compile.n == 0;
+  t << "\nGenerated kernels (template kernels wrapped as ModelNew; framework rewrites and the reference never count here):\n"
+    << "- correct: " << share(kernels_ok) << "\n"
+    << "- fast_1 (the best kernel is correct and faster than eager): " << share(fast) << "\n"
+    << "- geometric-mean speedup of the best kernels, over the problems with a correct one (" << kernels_ok << "): " << k_eager.text()
+    << " vs eager, " << (compile_missing ? std::string("unavailable") : k_compile.text()) << " vs torch.compile\n"
+    << "\nFramework-level rewrites (counted apart): correct on " << share(rewrites_ok) << ", faster than eager on "
+    << rewrites_fast << "; geometric mean " << r_eager.text() << " vs eager, "
+    << (compile_missing ? std::string("unavailable") : r_compile.text()) << " vs torch.compile\n"
+    << "\nReference baseline (each problem's own Model): correct on " << share(references_ok) << "\n"
+    << "\n" << measured_by(a) << "; per problem a greedy search of " << a.budget
+    << " evaluations with the offline operator (the module as written, framework rewrites, template kernels), then its best "
+       "kernel and best rewrite evaluated once more: the speedups shown are those fresh measurements; eager ms and compile ms "
+       "are the reference's own medians from its baseline evaluation (torch.compile in its default mode, measured once per problem)"
+    << (compile_missing ? "; torch.compile: unavailable (the installed torch has none, or it failed)" : "") << ".\n";
+  return 0;
+}
+
+int run_suite(const SuiteArgs& a) {
+  if (!fs::is_directory(a.dir)) {
+    std::cerr << "kevolve suite: " << a.dir << " is not a folder (expected a folder of KernelBench-format .py problems)\n";
+    return 2;
+  }
+  std::vector<fs::path> problems;
+  for (auto& e : fs::directory_iterator(a.dir))
+    if (e.path().extension() == ".py") problems.push_back(e.path());
+  std::sort(problems.begin(), problems.end());
+  if (a.shards > 1) {
+    std::vector<fs::path> mine;
+    for (size_t i = 0; i < problems.size(); ++i)
+      if (static_cast<int>(i % static_cast<size_t>(a.shards)) == a.shard) mine.push_back(problems[i]);
+    if (mine.empty() && !problems.empty()) {
+      std::cerr << "kevolve suite: shard " << a.shard << "/" << a.shards << " of " << a.dir << " holds no problem (the folder has "
+                << problems.size() << ")\n";
+      return 2;
+    }
+    problems = std::move(mine);
+  }
+  if (problems.empty()) {
+    std::cerr << "kevolve suite: no .py problems in " << a.dir << " (expected files defining Model, get_inputs and get_init_inputs)\n";
+    return 2;
+  }
+  if (!a.candidates.empty() && !fs::is_directory(a.candidates)) {
+    std::cerr << "kevolve suite: --candidates " << a.candidates << " is not a folder (expected ModelNew files named <problem>__<anything>.py)\n";
+    return 2;
+  }
+  python::PythonBackend backend(a.backend == "cuda" ? "cuda" : "cpu");
+  std::ostringstream t;
+  const int rc = a.budget > 0 ? run_budget(a, problems, backend, t) : run_given(a, problems, backend, t);
+  if (rc != 0) return rc;
+  std::cout << t.str();
+  if (!a.out.empty()) {
+    std::ofstream f(a.out);
+    f << t.str();
+    if (!f) {
+      std::cerr << "kevolve suite: cannot write the table to " << a.out << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_suite_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<SuiteArgs>();
+  a->options.min_time_s = 0.1;
+  auto* cmd = app.add_subcommand("suite", "Run a folder of KernelBench-format problems through the Python interpreter and tabulate");
+  cmd->add_option("dir", a->dir, "Folder of KernelBench-format .py problems")->required();
+  cmd->add_option("--backend", a->backend, "cpu, or cuda (the GPU through the same Python interpreter)")->check(CLI::IsMember({"cpu", "cuda"}));
+  auto* given = cmd->add_option("--candidates", a->candidates, "Folder of ModelNew files named <problem-stem>__<anything>.py");
+  auto* budget = cmd->add_option("--budget", a->budget,
+                                 "Search each problem with this many evaluations of the offline operator (framework rewrites and "
+                                 "template kernels), then tabulate its best kernel and best rewrite")
+                     ->check(CLI::Range(1, 1000000));
+  budget->excludes(given);
+  cmd->add_option("--store", a->store, "With --budget: the store of the searches; a later run resumes them (default kevolve-suite-store)");
+  cmd->add_option("--seed", a->seed, "With --budget: the searches' seed (default 1)");
+  cmd->add_option("--out", a->out, "Also write the table (markdown) to this file");
+  cmd->add_option_function<std::string>(
+         "--shard",
+         [a](const std::string& v) {
+           int k = -1, n = 0;
+           char tail = 0;
+           if (std::sscanf(v.c_str(), "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 0 || k >= n)
+             throw CLI::ValidationError("--shard", "expected K/N with 0 <= K < N (e.g. 1/2), got '" + v + "'");
+           a->shard = k;
+           a->shards = n;
+         },
+         "With --budget: only this share of the problems (K/N: those at sorted positions i with i % N == K), e.g. one "
+         "shard per GPU with CUDA_VISIBLE_DEVICES=K and a --store each")
+      ->excludes(given);
+  cmd->add_option("--results-from", a->results_from,
+                  "With --budget: another store (e.g. of another shard) whose finished problems are taken as they are; "
+                  "repeatable. A run with every problem finished in one of the stores only writes the table")
+      ->excludes(given);
+  cmd->add_option("--threads", a->options.threads, "Threads for candidate and reference alike (default: all cores)");
+  cmd->add_option("--trials", a->options.trials, "Verification trials per candidate (>= 5)")->check(CLI::Range(5, 1000));
+  cmd->add_option("--min-time", a->options.min_time_s, "Seconds of timed runs per side, at least (default 0.1)");
+  cmd->footer("Every problem's own Model is run as a candidate too (kind 'reference'): the correct baseline. Kernels and "
+              "framework-level rewrites (candidates without kernel code of their own) are counted apart: correct count, fast_1 "
+              "and the geometric means are about generated kernels only. With --budget, each problem is searched (resumable "
+              "from --store), and the best kernel and the best rewrite of each search are evaluated once more for the table.");
+  cmd->callback([a, &exit_code] { exit_code = run_suite(*a); });
+}
+
+}  // namespace kevolve::cli

@@ -1,0 +1,36 @@
+// kevolve — finds fast, verified compute kernels. This is the command-line entry point.
+// Run `kevolve --help` for the subcommands.
+#include <CLI/CLI.hpp>
+
+#include "tools/kevolve/commands/bench_command.hpp"
+#include "tools/kevolve/commands/eval_command.hpp"
+#include "tools/kevolve/commands/export_command.hpp"
+#include "tools/kevolve/commands/suite_command.hpp"
+#include "tools/kevolve/commands/kb_command.hpp"
+#include "tools/kevolve/commands/inspect_command.hpp"
+#include "tools/kevolve/commands/cluster_command.hpp"
+#include "tools/kevolve/commands/problems_command.hpp"
+#include "tools/kevolve/commands/run_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kevolve: evolves fast, provably correct compute kernels, checked against PyTorch references"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  kevolve::cli::add_eval_command(app, exit_code);
+  kevolve::cli::add_problems_command(app, exit_code);
+  kevolve::cli::add_run_command(app, exit_code);
+  kevolve::cli::add_report_command(app, exit_code);
+  kevolve::cli::add_bench_command(app, exit_code);
+  kevolve::cli::add_kb_command(app, exit_code);
+  kevolve::cli::add_inspect_command(app, exit_code);
+  kevolve::cli::add_cluster_commands(app, exit_code);
+  kevolve::cli::add_export_command(app, exit_code);
+  kevolve::cli::add_suite_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}
