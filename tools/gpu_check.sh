@@ -56,7 +56,16 @@ export KEVOLVE_CACHE_DIR=$PWD/$state/cache  # the reference's torch.compile timi
 
 if [ $tests = 1 ] && [ -x $bin/test_cuda_backend ]; then
   echo "== GPU tests"
-  $bin/test_cuda_backend 2>&1 | tee "$state/tests.log" | tail -4
+  # On a GPU machine no GPU test may fail or be skipped: a skip here means the worker or the device is missing.
+  $bin/test_cuda_backend > "$state/tests.log" 2>&1
+  rc=$?
+  tail -4 "$state/tests.log"
+  if [ $rc -ne 0 ]; then echo "gpu_check: GPU tests FAILED (exit $rc; $state/tests.log)" >&2; exit 1; fi
+  if grep -q "KEVOLVE-SKIPPED" "$state/tests.log"; then
+    grep "KEVOLVE-SKIPPED" "$state/tests.log" | sort | uniq -c >&2
+    echo "gpu_check: GPU tests were SKIPPED on a GPU machine ($state/tests.log)" >&2
+    exit 1
+  fi
 fi
 
 

@@ -34,7 +34,7 @@ template <class F> typename F::result_type inspect(F& f, DetectorSet& x) {
 template <class F> typename F::result_type inspect(F& f, EvalResult& x) {
   return f(caf::meta::type_name("EvalResult"), x.status, x.reason, x.message, x.where, x.max_abs_err, x.max_rel_err,
            x.trials, x.shapes, x.reference, x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log,
-           x.runner_log, x.peak_gbps, x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class, x.detectors);
+           x.runner_log, x.peak_gbps, x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class, x.sandbox, x.detectors);
 }
 template <class F> typename F::result_type inspect(F& f, EvalOptions& x) {
   return f(caf::meta::type_name("EvalOptions"), x.threads, x.trials, x.warmup, x.min_reps, x.max_reps, x.min_time_s,

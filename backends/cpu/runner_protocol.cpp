@@ -55,7 +55,7 @@ void decode(wire::Reader& r, std::vector<CallOutcome>& v) {
   for (auto& o : v) { o.rc = static_cast<int32_t>(r.u32()); o.ns = r.i64(); o.late_threads = static_cast<int32_t>(r.u32()); }
 }
 
-void encode(wire::Writer& w, const Hello& h) { w.u32(h.ok); w.str(h.message); w.u32(static_cast<uint32_t>(h.baseline_threads)); }
-void decode(wire::Reader& r, Hello& h) { h.ok = r.u32(); h.message = r.str(); h.baseline_threads = static_cast<int32_t>(r.u32()); }
+void encode(wire::Writer& w, const Hello& h) { w.u32(h.ok); w.str(h.message); w.u32(static_cast<uint32_t>(h.baseline_threads)); w.str(h.sandbox); }
+void decode(wire::Reader& r, Hello& h) { h.ok = r.u32(); h.message = r.str(); h.baseline_threads = static_cast<int32_t>(r.u32()); h.sandbox = r.str(); }
 
 }  // namespace kevolve::cpu

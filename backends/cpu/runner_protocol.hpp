@@ -2,7 +2,7 @@
 //
 //   evaluator                                  runner (no libtorch; candidate loaded RTLD_LOCAL)
 //   fork+exec with fds: 3 arena memfd, 4 commands, 5 replies, 2 stderr pipe
-//                        <- Hello {ok, message, baseline_threads}
+//                        <- Hello {ok, message, baseline_threads, sandbox}
 //   Batch {flags, params, calls[]} ->          poison outputs (flag), then per call: time it,
 //                                              snapshot outputs (flag), wait for stray threads
 //                        <- BatchReply {per call: rc, ns, late_threads}
@@ -11,6 +11,7 @@
 // Tensors are offsets into the shared arena, so the runner never sees evaluator memory.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/core/wire.hpp"
@@ -31,7 +32,9 @@ struct Call {
   std::vector<ArenaTensor> inputs, outputs;
 };
 
-enum BatchFlags : uint32_t { kPoison = 1, kSnapshot = 2 };
+// kDry: do everything a call does except calling the candidate (poison, snapshot, thread count), so the
+// evaluator can measure the runner's own cost of a pass on its clock.
+enum BatchFlags : uint32_t { kPoison = 1, kSnapshot = 2, kDry = 4 };
 
 struct Batch {
   uint32_t flags = 0;
@@ -42,13 +45,14 @@ struct Batch {
 struct CallOutcome {
   int32_t rc = 0;
   int64_t ns = 0;
-  int32_t late_threads = 0;  // threads the call left behind that were still alive after 0.5 s (kept as the new baseline)
+  int32_t late_threads = 0;  // threads beyond the baseline alive when the call returned (the runner waits up to 0.5 s for them)
 };
 
 struct Hello {
   bool ok = false;
   std::string message;
   int32_t baseline_threads = 0;
+  std::string sandbox;  // the confinement in force ("" with the sandbox off)
 };
 
 void encode(wire::Writer& w, const Batch& b);

@@ -24,4 +24,9 @@ Timing summarize(std::vector<double> s, int threads) {
   return t;
 }
 
+double median(std::vector<double> s) {
+  std::sort(s.begin(), s.end());
+  return quantile(s, 0.5);
+}
+
 }  // namespace kevolve::harness

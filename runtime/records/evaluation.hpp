@@ -27,7 +27,9 @@ enum class Detector : uint32_t {
   poison = 5,         // outputs poisoned before every call; every element must be written
   fresh_data = 6,     // every trial and timing set has its own seed; stale answers are recognised
   timed_outputs = 7,  // outputs of timed runs are verified too
-  count_ = 8,
+  impossible_time = 8,  // the evaluator's own clock bounds every timed pass; a time far below that bound or
+                        // below the bytes the problem must move at the machine's measured bandwidth is refused
+  count_ = 9,
 };
 const char* detector_name(Detector d);
 bool parse_detector(const std::string& s, Detector& out);
@@ -72,6 +74,7 @@ struct EvalResult {
   std::string kind;       // python: "kernel" (brings its own kernel code), "framework" (rearranges PyTorch calls), "reference"
   std::string compile_log;
   std::string runner_log; // tail of the runner's stderr
+  std::string sandbox;    // the runner's confinement in force when it ran (uid, namespaces, seccomp, limits); "" if none
   DetectorSet detectors;
 };
 

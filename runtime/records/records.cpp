@@ -47,7 +47,8 @@ const char* status_name(EvalStatus s) {
 }
 
 static const char* const kDetectorNames[] = {"isolation", "escaped_work", "pointer_reuse", "input_mutation",
-                                             "magnitude", "poison",       "fresh_data",    "timed_outputs"};
+                                             "magnitude", "poison",       "fresh_data",    "timed_outputs",
+                                             "impossible_time"};
 
 const char* detector_name(Detector d) {
   const auto i = static_cast<uint32_t>(d);

@@ -123,7 +123,7 @@ void decode(wire::Reader& r, EvalRequest& q) {
 
 void encode(wire::Writer& w, const EvalResult& e) {
   w.u32(static_cast<uint32_t>(e.status));
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind}) w.str(*s);
+  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox}) w.str(*s);
   for (double d : {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps, e.compile_speedup}) w.f64(d);
   put(w, e.compiled);
   w.i64(e.trials); w.i64(e.shapes);
@@ -133,7 +133,7 @@ void encode(wire::Writer& w, const EvalResult& e) {
 
 void decode(wire::Reader& r, EvalResult& e) {
   e.status = static_cast<EvalStatus>(r.u32());
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind}) *s = r.str();
+  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox}) *s = r.str();
   for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps, &e.compile_speedup}) *d = r.f64();
   get(r, e.compiled);
   e.trials = static_cast<int>(r.i64()); e.shapes = static_cast<int>(r.i64());

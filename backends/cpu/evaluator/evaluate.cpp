@@ -8,6 +8,7 @@
 #include <map>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -76,6 +77,7 @@ class Evaluation {
                     threads_, opt_.memory_limit_mb, opt_.cpu_limit_s, on(Detector::isolation)};
     RunnerFailure f;
     if (!runner_.start(rc, std::max(30.0, opt_.call_timeout_s), f)) return fail(f, "loading the candidate");
+    res_.sandbox = rc.sandbox ? runner_.sandbox() : "off (the isolation detector is switched off)";
 
     std::vector<std::pair<std::string, ShapeBinding>> shapes;
     for (size_t i = 0; i < spec_.verify.size(); ++i) shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
@@ -206,9 +208,10 @@ class Evaluation {
   uint32_t flags() const { return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u); }
 
   // Runs the calls of `slots` as one batch; a runner failure becomes a verdict.
-  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, std::vector<CallOutcome>& out, const std::string& during) {
+  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, std::vector<CallOutcome>& out, const std::string& during,
+                                   std::optional<uint32_t> flags_override = std::nullopt) {
     Batch b;
-    b.flags = flags();
+    b.flags = flags_override ? *flags_override : flags();
     b.params = params_;
     for (auto* s : slots) b.calls.push_back(s->call);
     RunnerFailure f;
@@ -233,7 +236,9 @@ class Evaluation {
     for (size_t i = 0; i < s.expected.size(); ++i) {
       const auto& t = s.call.outputs[i];
       const std::string& name = spec_.outputs[i].name;
-      if (on(Detector::escaped_work) && std::memcmp(arena_.at(t.offset), arena_.at(t.snapshot_offset), static_cast<size_t>(t.bytes)) != 0)
+      // Timed batches take no snapshot: the runner is stopped the moment it answers instead.
+      if (phase != Phase::timed && on(Detector::escaped_work) &&
+          std::memcmp(arena_.at(t.offset), arena_.at(t.snapshot_offset), static_cast<size_t>(t.bytes)) != 0)
         return Verdict{EvalStatus::rejected, "escaped_work",
                        "output '" + name + "' changed after the kernel returned: work escaped the timer on another thread (" + where + ")",
                        where};
@@ -318,10 +323,47 @@ class Evaluation {
     return std::nullopt;
   }
 
+  // One rotation set of the timing: its slot in the arena, the pristine inputs new values are made from,
+  // and the clones the reference is bound to.
+  struct TimingSet {
+    Slot slot;
+    Tensors pristine;  // spec order, as generated
+    Tensors ref_in;    // reference order, the reference's own copies
+    BoundReference bound;
+  };
+
+  // New input values for a timing set, different in every pass (so no cache keyed on addresses or on
+  // sampled values can answer from an earlier pass), drawn so that the generator's promises still hold:
+  // normal/uniform inputs are scaled towards their mean/lower bound by a random factor in [0.95, 1);
+  // iid integer inputs (randint, ids_from) are permuted; structured inputs (sorted keys, offsets,
+  // segments) keep their values. Writes the values into the arena and the reference's copies.
+  void refresh(TimingSet& t, std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> u(0.95, 1.0);
+    for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+      const GeneratorSpec& g = spec_.inputs[i].generator;
+      at::Tensor& x = t.slot.inputs[i];
+      const at::Tensor& p = t.pristine[i];
+      if ((g.kind == "normal" || g.kind == "uniform") && p.is_floating_point()) {
+        const double centre = g.kind == "normal" ? (g.numbers.count("mean") ? g.numbers.at("mean") : 0.0)
+                                                 : (g.numbers.count("low") ? g.numbers.at("low") : 0.0);
+        x.copy_(p.sub(centre).mul_(u(rng)).add_(centre));
+      } else if ((g.kind == "randint" || g.kind == "ids_from") && p.numel() > 1) {
+        at::Generator gen = at::detail::createCPUGenerator(rng());
+        const at::Tensor perm = at::randperm(p.numel(), gen, at::kLong);
+        x.copy_(p.reshape({-1}).index_select(0, perm).view_as(p));
+      } else {
+        continue;
+      }
+      std::memcpy(arena_.at(t.slot.call.inputs[i].offset), x.data_ptr(), static_cast<size_t>(t.slot.call.inputs[i].bytes));
+      for (size_t j = 0; j < ref_->inputs.size(); ++j)
+        if (ref_->inputs[j] == spec_.inputs[i].name) t.ref_in[j].copy_(x);
+    }
+    t.bound = ref_->bind(t.ref_in, params_);
+  }
+
   std::optional<Verdict> time_bench() {
     // Rotation sets: together larger than the last-level cache so no timed call finds its data warm.
     int64_t set_bytes = 0;
-    std::vector<Slot> sets;
     {
       Tensors in, exp;
       if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 0), in, exp)) return v;
@@ -330,43 +372,90 @@ class Evaluation {
     }
     const int64_t rotate = opt_.rotate_bytes > 0 ? opt_.rotate_bytes : 2 * last_level_cache_bytes();
     const int64_t m = std::clamp<int64_t>((rotate + set_bytes - 1) / std::max<int64_t>(set_bytes, 1), 2, 64);
-    std::vector<BoundReference> bound;
+    const bool fresh = on(Detector::fresh_data);
+    working_set_ = m * set_bytes;
+    std::list<TimingSet> sets;  // stable addresses: slots are referenced by pointer
     for (int64_t i = 0; i < m; ++i) {
       Tensors in, exp;
       if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 2000 + static_cast<uint64_t>(i)), in, exp)) return v;
-      bound.push_back(ref_->bind(for_reference(in), params_));
-      sets.push_back(make_slot(std::move(in), std::move(exp)));
+      TimingSet t;
+      for (auto& x : in) t.pristine.push_back(x);
+      for (auto& x : in) x = x.clone();    // the data cache keeps its own tensors; these values will change
+      for (auto& x : exp) x = x.clone();
+      t.ref_in = for_reference(in);
+      t.bound = ref_->bind(t.ref_in, params_);
+      t.slot = make_slot(std::move(in), std::move(exp));
+      sets.push_back(std::move(t));
     }
     std::vector<Slot*> all;
-    for (auto& s : sets) all.push_back(&s);
+    for (auto& t : sets) all.push_back(&t.slot);
+    std::mt19937_64 rng(mix_seed(opt_.seed, 7001, 0));
 
-    auto candidate_pass = [&](const std::vector<Slot*>& slots, std::vector<double>* samples) -> std::optional<Verdict> {
+    // The runner's own cost of a pass (poison, snapshots, thread counts, the pipes), on this clock.
+    double dry_ns = 0;
+    {
+      std::vector<double> d;
+      for (int k = 0; k < 3; ++k) {
+        std::vector<CallOutcome> out;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (auto v = run_batch(all, out, "timing on the bench shape", kDry)) return v;
+        d.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+      }
+      dry_ns = *std::min_element(d.begin(), d.end());
+      dry_ns_ = dry_ns;
+    }
+
+    std::vector<double> inside, outside;  // per pass: the runner's summed call times; this clock's, less the dry cost
+    bool late_threads = false;
+    auto candidate_pass = [&](std::vector<double>* samples) -> std::optional<Verdict> {
       std::vector<CallOutcome> out;
-      if (auto v = run_batch(slots, out, "timing on the bench shape")) return v;
-      for (size_t i = 0; i < slots.size(); ++i) {
+      // Outputs are poisoned by a batch of their own, so the timed window holds only the calls; the
+      // runner is stopped the moment it answers, so nothing it left running can still write the outputs
+      // that are about to be checked.
+      if (on(Detector::poison))
+        if (auto v = run_batch(all, out, "timing on the bench shape", kDry | kPoison)) return v;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (auto v = run_batch(all, out, "timing on the bench shape", 0u)) return v;
+      const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      runner_.pause();
+      double sum = 0;
+      for (size_t i = 0; i < all.size(); ++i) {
         if (on(Detector::timed_outputs)) {
-          if (auto v = check(*slots[i], out[i], Phase::timed, "timed run on the bench shape", {})) return v;
+          if (auto v = check(*all[i], out[i], Phase::timed, "timed run on the bench shape", {})) return v;
         } else if (out[i].rc != 0) {
           return Verdict{EvalStatus::runtime_error, "return_code", "the kernel returned " + std::to_string(out[i].rc) + " in a timed run", ""};
         }
+        sum += static_cast<double>(out[i].ns);
+        late_threads |= out[i].late_threads > 0;
         if (samples) samples->push_back(static_cast<double>(out[i].ns));
+      }
+      if (samples) {
+        inside.push_back(sum);
+        outside.push_back(wall - dry_ns);
       }
       return std::nullopt;
     };
+    // New values (with fresh_data), then the reference on them: timed, the runner stopped meanwhile, and
+    // its outputs become what the candidate's next pass is checked against.
     auto reference_pass = [&](std::vector<double>* samples) {
-      for (auto& r : bound) {
+      runner_.pause();
+      for (auto& t : sets) {
+        if (fresh) refresh(t, rng);
         const auto t0 = std::chrono::steady_clock::now();
-        auto outs = r();
+        auto outs = t.bound();
         const auto t1 = std::chrono::steady_clock::now();
+        if (fresh)
+          for (size_t i = 0; i < outs.size() && i < t.slot.expected.size(); ++i) t.slot.expected[i].copy_(outs[i]);
         outs.clear();
         if (samples) samples->push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
       }
+      runner_.resume();
     };
 
-    // Warm-up (validated like timed runs), then alternate candidate and reference passes.
+    // Warm-up (validated like timed runs), then alternate reference and candidate passes.
     for (int w = 0; w < opt_.warmup; w += static_cast<int>(m)) {
-      if (auto v = candidate_pass(all, nullptr)) return v;
       reference_pass(nullptr);
+      if (auto v = candidate_pass(nullptr)) return v;
     }
     std::vector<double> cand, ref;
     auto enough = [&](const std::vector<double>& s) {
@@ -376,20 +465,71 @@ class Evaluation {
              (static_cast<int>(s.size()) >= opt_.min_reps && total >= opt_.min_time_s * 1e9);
     };
     while (!enough(cand) || !enough(ref)) {
+      reference_pass(enough(ref) ? nullptr : &ref);
       if (!enough(cand))
-        if (auto v = candidate_pass(all, &cand)) return v;
-      if (!enough(ref)) reference_pass(&ref);
+        if (auto v = candidate_pass(&cand)) return v;
     }
     res_.candidate = harness::summarize(cand, threads_);
     res_.reference = harness::summarize(ref, threads_);
     res_.speedup = res_.candidate.median_ms > 0 ? res_.reference.median_ms / res_.candidate.median_ms : 0;
     std::string err;
-    if (auto b = eval_expr(spec_.roofline_bytes, spec_.bench, err); b && res_.candidate.median_ms > 0)
-      res_.candidate_gbps = *b / (res_.candidate.median_ms * 1e-3) / 1e9;
+    const auto bytes = eval_expr(spec_.roofline_bytes, spec_.bench, err);
+    if (bytes && res_.candidate.median_ms > 0) res_.candidate_gbps = *bytes / (res_.candidate.median_ms * 1e-3) / 1e9;
     if (auto f = eval_expr(spec_.roofline_flops, spec_.bench, err); f && res_.candidate.median_ms > 0)
       res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
-    for (auto& s : sets) release(s);
+    for (auto& t : sets) release(t.slot);
+    return check_times(inside, outside, late_threads, bytes ? *bytes : 0);
+  }
+
+  // The timing's evidence checked against this process's own clock. A pass's time on the evaluator's
+  // clock (less the runner's measured cost of a pass without calls) can only exceed the call times the
+  // runner reported by scheduling noise; a runner whose clock was slowed, whose report was forged, or
+  // whose candidate finished its work after returning reports much less. Medians over all passes, so
+  // that one descheduled pass decides nothing. And no candidate moves the problem's bytes 4x faster than
+  // this machine copies a working set of the same size.
+  std::optional<Verdict> check_times(const std::vector<double>& inside, const std::vector<double>& outside,
+                                     bool late_threads, double roofline_bytes) {
+    if (!on(Detector::impossible_time) || inside.empty()) return std::nullopt;
+    const double in = harness::median(inside), out = harness::median(outside);
+    // Room for a machine shared with other work: the runner descheduled between its calls.
+    if (out > 1.5 * in + 2e6 + 0.5 * dry_ns_) {
+      std::ostringstream os;
+      os.precision(4);
+      os << "a timed pass took " << out / 1e6 << " ms on the evaluator's clock (less the runner's own cost) while the runner reported "
+         << in / 1e6 << " ms of calls";
+      if (late_threads && on(Detector::escaped_work))
+        return Verdict{EvalStatus::rejected, "escaped_work", os.str() + ", and threads outlived the calls: work escaped the timer", ""};
+      return Verdict{EvalStatus::rejected, "impossible_time", os.str() + ": the runner's clock or its report cannot be trusted", ""};
+    }
+    if (roofline_bytes > 0 && res_.candidate.median_ms > 0) {
+      const double gbps = copy_gbps(working_set_);
+      if (gbps > 0 && res_.candidate_gbps > 4 * gbps) {
+        std::ostringstream os;
+        os.precision(4);
+        os << "the candidate would move the problem's " << roofline_bytes / 1e6 << " MB at " << res_.candidate_gbps
+           << " GB/s, more than 4x this machine's copy bandwidth over the same working set (" << gbps << " GB/s): impossible";
+        return Verdict{EvalStatus::rejected, "impossible_time", os.str(), ""};
+      }
+    }
     return std::nullopt;
+  }
+
+  // Copy bandwidth of this machine (bytes read + written per second, best of 3) over a working set as
+  // large as the timing rotation's, with the evaluation's threads: caches then help a copy as much as they
+  // help the candidate. Measured once per working-set size and evaluator process.
+  double copy_gbps(int64_t working_set) {
+    static std::map<int64_t, double> measured;
+    const int64_t n = std::max<int64_t>(working_set / 2, int64_t(1) << 20);
+    if (auto it = measured.find(n); it != measured.end()) return it->second;
+    at::Tensor a = at::ones({n}, at::kByte), b = at::empty({n}, at::kByte);
+    b.copy_(a);
+    double best = 1e30;
+    for (int k = 0; k < 3; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      b.copy_(a);
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return measured[n] = 2.0 * static_cast<double>(n) / best / 1e9;
   }
 
   static int64_t last_level_cache_bytes() {
@@ -409,6 +549,8 @@ class Evaluation {
   std::vector<double> params_;
   std::string spec_key_;  // identifies the spec's content in the data cache
   int threads_ = 1;
+  double dry_ns_ = 0;
+  int64_t working_set_ = 0;  // bytes of all timing sets together  // the runner's own cost of a timed pass without calls, on this clock
 };
 
 }  // namespace

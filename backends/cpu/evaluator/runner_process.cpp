@@ -86,10 +86,24 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
     return false;
   }
   baseline_ = h.baseline_threads;
+  sandbox_ = h.sandbox;
   return true;
 }
 
+void RunnerProcess::pause() {
+  if (group_ > 0 && !paused_) {
+    kill(-group_, SIGSTOP);
+    paused_ = true;
+  }
+}
+
+void RunnerProcess::resume() {
+  if (group_ > 0 && paused_) kill(-group_, SIGCONT);
+  paused_ = false;
+}
+
 bool RunnerProcess::run(const Batch& b, double timeout_s, std::vector<CallOutcome>& out, RunnerFailure& failure) {
+  resume();
   wire::Writer w;
   encode(w, b);
   if (!wire::write_frame(cmd_, w.bytes())) {
@@ -187,6 +201,7 @@ std::string RunnerProcess::log_tail() {
 }
 
 void RunnerProcess::stop() {
+  resume();  // a stopped runner would not see the end of its command pipe
   if (cmd_ >= 0) { close(cmd_); cmd_ = -1; }
   if (pid_ > 0) {
     // Give it a moment to exit on EOF, then make sure.

@@ -35,6 +35,13 @@ class RunnerProcess {
   // Runs one batch; false (and `failure`) when the runner crashed, hung past timeout_s or misbehaved.
   bool run(const Batch& b, double timeout_s, std::vector<CallOutcome>& out, RunnerFailure& failure);
   int baseline_threads() const { return baseline_; }
+  // The confinement the runner reported in its hello ("" with the sandbox off).
+  const std::string& sandbox() const { return sandbox_; }
+  // Stops every thread of the runner (SIGSTOP to its process group) while the evaluator times the
+  // reference, so that a candidate's leftover threads cannot steal the reference's cores; resume()
+  // lets it run again. Call only between batches.
+  void pause();
+  void resume();
   // The tail of what the runner wrote to stderr (compiler-like diagnostics, "terminate called ...").
   std::string log_tail();
   void stop();
@@ -48,6 +55,8 @@ class RunnerProcess {
   pid_t group_ = -1;  // the runner's process group (its id), killed whole when the runner ends
   int cmd_ = -1, reply_ = -1, err_ = -1;
   int baseline_ = 0;
+  std::string sandbox_;
+  bool paused_ = false;
   int64_t memory_limit_mb_ = 0;
   std::string stderr_;
 };

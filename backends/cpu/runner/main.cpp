@@ -2,13 +2,16 @@
 // evaluator (backends/cpu/evaluator), never by hand:
 //   kevolve-cpu-runner SO ENTRY ARENA_BYTES THREADS MEMORY_MB CPU_SECONDS SANDBOX(0|1)
 // with fds 3 (arena memfd), 4 (commands), 5 (replies). Links no libtorch; see runner_protocol.hpp.
+#include <climits>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <omp.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -25,9 +28,11 @@ namespace {
 
 using Entry = int (*)(const kv_args*);
 
+std::string sandbox_level;  // what drop_identity() put in force, told to the evaluator in the hello
+
 void reply_hello(bool ok, const std::string& msg, int baseline) {
   wire::Writer w;
-  encode(w, Hello{ok, msg, baseline});
+  encode(w, Hello{ok, msg, baseline, sandbox_level});
   wire::write_frame(kReplyFd, w.bytes());
 }
 
@@ -46,20 +51,22 @@ kv_tensor descriptor(char* base, const ArenaTensor& t) {
   return d;
 }
 
-// Waits (up to 0.5 s) for threads the call started to end, so their late writes land before the outputs
-// are compared with the snapshot taken at return. Threads that stay (a larger OpenMP pool, a kernel's own
-// idle pool) become the new baseline, so later calls do not wait for them; returns how many stayed.
+// Waits (up to 0.5 s) for threads the call started to end, so that their late writes land before the
+// outputs are compared with the snapshot taken at return. Threads that stay (a larger OpenMP pool, a
+// kernel's own idle pool) become the new baseline, so later calls do not wait for them. Returns how many
+// threads beyond the baseline were alive when the call returned (the evaluator's clock tells whether
+// they were still working).
 int quiesce(int& baseline) {
   const int64_t deadline = now_ns() + 500000000LL;
   int n = count_threads();
+  const int at_return = n > baseline ? n - baseline : 0;
   while (n > baseline && now_ns() < deadline) {
     timespec ts{0, 50000};
     nanosleep(&ts, nullptr);
     n = count_threads();
   }
-  const int stayed = n > baseline ? n - baseline : 0;
   baseline = std::max(baseline, n);
-  return stayed;
+  return at_return;
 }
 
 }  // namespace
@@ -75,7 +82,19 @@ int main(int argc, char** argv) {
   const int64_t memory_mb = std::stoll(argv[5]), cpu_s = std::stoll(argv[6]);
   const bool sandbox = std::string(argv[7]) == "1";
 
-  if (auto e = apply_process_limits(cpu_s); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
+  // The candidate's file is opened while the runner still has the evaluator's identity (its folder is
+  // private); the candidate is loaded later through this descriptor, as nobody.
+  const int so_fd = open(so.c_str(), O_RDONLY | O_CLOEXEC);
+  if (so_fd < 0) { reply_hello(false, "cannot open the candidate " + so + ": " + std::strerror(errno), 0); return 4; }
+  char real[PATH_MAX];
+  const std::string so_real = realpath(so.c_str(), real) ? std::string(real) : so;
+  if (sandbox) {
+    if (auto e = drop_identity(sandbox_level); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
+    sandbox_level += ", seccomp allow-list, RLIMIT_AS/DATA/NPROC/CPU/FSIZE";
+  }
+  if (auto e = apply_process_limits(cpu_s); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }  // after the uid change, which clears PDEATHSIG
+  if (sandbox)
+    if (auto e = limit_threads(4096); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
   if (getppid() == 1) return 3;  // the evaluator is already gone
   void* arena = mmap(nullptr, static_cast<size_t>(arena_bytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
                      kArenaFd, 0);
@@ -84,19 +103,20 @@ int main(int argc, char** argv) {
 
   if (sandbox)
     if (auto e = seccomp_stage1(); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
-  void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const std::string load_path = "/proc/self/fd/" + std::to_string(so_fd);
+  void* lib = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) { reply_hello(false, std::string("cannot load the candidate: ") + dlerror(), 0); return 4; }
   auto entry = reinterpret_cast<Entry>(dlsym(lib, entry_name.c_str()));
   if (!entry) { reply_hello(false, "the candidate exports no function '" + entry_name + "'", 0); return 4; }
   if (sandbox)
-    if (auto e = check_executable_mappings(so); !e.empty()) { reply_hello(false, "isolation: " + e, 0); return 5; }
+    if (auto e = check_executable_mappings(so_real); !e.empty()) { reply_hello(false, "isolation: " + e, 0); return 5; }
 
   // Start the OpenMP pool now so its threads are part of the baseline, not "stray" threads of a call.
   omp_set_num_threads(threads);
 #pragma omp parallel
   { asm volatile("" ::: "memory"); }
   int baseline = count_threads();
-  if (auto e = limit_data(memory_mb); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
+  if (auto e = limit_memory(memory_mb); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
   if (sandbox)
     if (auto e = seccomp_stage2(); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
   reply_hello(true, "", baseline);
@@ -124,8 +144,9 @@ int main(int argc, char** argv) {
       for (auto& t : c.outputs) outs.push_back(descriptor(base, t));
       kv_args a{ins.data(), static_cast<int32_t>(ins.size()), outs.data(), static_cast<int32_t>(outs.size()),
                 b.params.data(), static_cast<int32_t>(b.params.size()), nullptr};
+      const bool dry = (b.flags & kDry) != 0;
       const int64_t t0 = now_ns();
-      const int rc = entry(&a);
+      const int rc = dry ? 0 : entry(&a);
       const int64_t t1 = now_ns();
       if (b.flags & kSnapshot)
         for (auto& t : c.outputs) std::memcpy(base + t.snapshot_offset, base + t.offset, static_cast<size_t>(t.bytes));

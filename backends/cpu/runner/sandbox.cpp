@@ -11,7 +11,9 @@
 #include <sstream>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <grp.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace kevolve::cpu {
@@ -27,28 +29,96 @@ std::string apply_process_limits(int64_t cpu_seconds) {
   return {};
 }
 
-std::string limit_data(int64_t extra_mb) {
+namespace {
+
+int64_t status_kb(const char* key) {
   std::ifstream status("/proc/self/status");
   std::string line;
-  int64_t data_kb = 0;
+  const size_t n = std::strlen(key);
   while (std::getline(status, line))
-    if (line.rfind("VmData:", 0) == 0) data_kb = std::stoll(line.substr(7));
-  const rlim_t limit = static_cast<rlim_t>(data_kb * 1024 + extra_mb * 1024 * 1024);
-  rlimit r{limit, limit};
+    if (line.compare(0, n, key) == 0) return std::stoll(line.substr(n));
+  return 0;
+}
+
+bool write_file(const char* path, const std::string& text) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+std::string drop_identity(std::string& level) {
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  if (geteuid() == 0) {
+    // Root: empty network, IPC and host-name namespaces, then the unprivileged "nobody" identity (no
+    // capabilities left): another uid's processes (the evaluator) cannot be read, traced, signalled,
+    // reniced or re-pinned, and root's files cannot be written.
+    const bool ns = unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0;
+    if (setgroups(0, nullptr) != 0) return std::string("setgroups: ") + std::strerror(errno);
+    if (setresgid(kNobody, kNobody, kNobody) != 0) return std::string("setresgid: ") + std::strerror(errno);
+    if (setresuid(kNobody, kNobody, kNobody) != 0) return std::string("setresuid: ") + std::strerror(errno);
+    if (getuid() != kNobody || geteuid() != kNobody) return "the uid did not change";
+    level = std::string("uid ") + std::to_string(kNobody) + " without capabilities" +
+            (ns ? ", own network + IPC + UTS namespaces (no network)" : ", shared network (unshare refused: " + std::string(std::strerror(errno)) + ")");
+  } else if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0) {
+    // Not root: a user namespace of its own in which it is "nobody" (mapped onto the evaluator's uid
+    // outside) with no capabilities, and an empty network.
+    if (!write_file("/proc/self/setgroups", "deny") ||
+        !write_file("/proc/self/uid_map", std::to_string(kNobody) + " " + std::to_string(uid) + " 1") ||
+        !write_file("/proc/self/gid_map", std::to_string(kNobody) + " " + std::to_string(gid) + " 1"))
+      return std::string("user namespace id maps: ") + std::strerror(errno);
+    if (setresgid(kNobody, kNobody, kNobody) != 0 || setresuid(kNobody, kNobody, kNobody) != 0)
+      return std::string("setresuid in the user namespace: ") + std::strerror(errno);
+    level = "user namespace (nobody, no capabilities; same uid " + std::to_string(uid) +
+            " as the evaluator outside), own network + IPC + UTS namespaces (no network)";
+  } else {
+    level = "same uid " + std::to_string(uid) + " as the evaluator (not root, user namespaces refused: " + std::strerror(errno) + ")";
+  }
+  // A change of uid makes the process non-dumpable, which would hand /proc/self to root; this process
+  // reads its own /proc/self (maps, task, status). ptrace and process_vm_* stay forbidden by seccomp.
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  return {};
+}
+
+std::string limit_memory(int64_t extra_mb) {
+  const rlim_t extra = static_cast<rlim_t>(extra_mb) * 1024 * 1024;
+  const rlim_t data = static_cast<rlim_t>(status_kb("VmData:")) * 1024 + extra;
+  rlimit r{data, data};
   if (setrlimit(RLIMIT_DATA, &r) != 0) return std::string("RLIMIT_DATA: ") + std::strerror(errno);
+  // RLIMIT_AS also counts shared anonymous mappings (RLIMIT_DATA does not). Room above the data limit for
+  // thread stacks (8 MiB each) and malloc's per-thread arenas (64 MiB of address space each).
+  const rlim_t as = static_cast<rlim_t>(status_kb("VmSize:")) * 1024 + extra + (rlim_t{1} << 30);
+  rlimit a{as, as};
+  if (setrlimit(RLIMIT_AS, &a) != 0) return std::string("RLIMIT_AS: ") + std::strerror(errno);
+  return {};
+}
+
+std::string limit_threads(int64_t max_tasks) {
+  // Counted per uid: with the runner as "nobody", a thread bomb fails to create threads instead of
+  // exhausting the machine. (As root, RLIMIT_NPROC does not apply.)
+  rlimit r{static_cast<rlim_t>(max_tasks), static_cast<rlim_t>(max_tasks)};
+  if (setrlimit(RLIMIT_NPROC, &r) != 0) return std::string("RLIMIT_NPROC: ") + std::strerror(errno);
   return {};
 }
 
 namespace {
 
 struct Filter {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  explicit Filter(uint32_t default_action) : ctx(seccomp_init(default_action)) {}
+  scmp_filter_ctx ctx;
   ~Filter() { if (ctx) seccomp_release(ctx); }
   int rc = 0;
   void kill(int sys) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, 0); }
   template <class... A>
   void kill_if(int sys, A... a) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, sizeof...(A), a...); }
   void enosys(int sys) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), sys, 0); }
+  void allow(int sys) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 0); }
+  template <class... A>
+  void allow_if(int sys, A... a) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, sizeof...(A), a...); }
   std::string load(const char* what) {
     if (!ctx) return std::string(what) + ": seccomp_init failed";
     if (rc) return std::string(what) + ": seccomp_rule_add: " + std::strerror(-rc);
@@ -61,34 +131,82 @@ struct Filter {
 
 std::string seccomp_stage1() {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + std::strerror(errno);
-  Filter f;
-  for (int s : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket),
-                SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept),
-                SCMP_SYS(accept4), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-                SCMP_SYS(kill), SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
-                SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir),
-                SCMP_SYS(truncate), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
-                SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchownat), SCMP_SYS(memfd_create),
-                SCMP_SYS(mount), SCMP_SYS(chroot), SCMP_SYS(setns), SCMP_SYS(unshare), SCMP_SYS(keyctl),
-                SCMP_SYS(bpf), SCMP_SYS(userfaultfd), SCMP_SYS(perf_event_open)})
-    f.kill(s);
-  // Threads are fine (OpenMP, std::thread); new processes are not: clone without CLONE_THREAD dies.
-  f.kill_if(SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-  f.enosys(SCMP_SYS(clone3));  // its flags live in memory seccomp cannot read; glibc falls back to clone
-  f.enosys(SCMP_SYS(openat2));
+  // An allow-list: a system call not named here fails with EPERM; the ones below that no kernel needs and
+  // escapes do are named so that they kill the process (SIGSYS), and the verdict says why.
+  Filter f(SCMP_ACT_ERRNO(EPERM));
+  for (int s : {SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(lseek),
+                SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(stat), SCMP_SYS(lstat),
+                SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(access), SCMP_SYS(faccessat),
+                SCMP_SYS(faccessat2), SCMP_SYS(getcwd), SCMP_SYS(fcntl), SCMP_SYS(munmap), SCMP_SYS(mremap),
+                SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(get_robust_list),
+                SCMP_SYS(rseq), SCMP_SYS(set_tid_address), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigaction),
+                SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack), SCMP_SYS(getpid),
+                SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
+                SCMP_SYS(getegid), SCMP_SYS(getresuid), SCMP_SYS(getresgid), SCMP_SYS(sched_yield),
+                SCMP_SYS(sched_getaffinity), SCMP_SYS(sched_getparam), SCMP_SYS(sched_getscheduler),
+                SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
+                SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(getrandom), SCMP_SYS(getrlimit), SCMP_SYS(setrlimit), SCMP_SYS(getrusage),
+                SCMP_SYS(sysinfo), SCMP_SYS(uname), SCMP_SYS(membarrier), SCMP_SYS(arch_prctl), SCMP_SYS(prctl),
+                SCMP_SYS(seccomp)})  // seccomp: stage 2 narrows this filter (a filter can only be added, never removed)
+    f.allow(s);
+  // Own threads only: OpenMP pins its workers by thread id; another process is "nobody"'s at most.
+  f.allow_if(SCMP_SYS(sched_setaffinity), SCMP_A0(SCMP_CMP_EQ, 0));
+  f.allow_if(SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(getpid())));  // abort(), thread signals
+  f.allow_if(SCMP_SYS(prlimit64), SCMP_A0(SCMP_CMP_EQ, 0));  // its own limits (lowering; raising needs a capability it lacks)
+  f.allow_if(SCMP_SYS(prlimit64), SCMP_A2(SCMP_CMP_EQ, 0));  // reading any
+  // Reading files (the candidate's libraries, /proc/self); any write flag kills.
+  constexpr scmp_datum_t kWrite = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
+  f.allow_if(SCMP_SYS(open), SCMP_A1(SCMP_CMP_MASKED_EQ, kWrite, 0));
+  f.allow_if(SCMP_SYS(openat), SCMP_A2(SCMP_CMP_MASKED_EQ, kWrite, 0));
   for (int flag : {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND}) {
     f.kill_if(SCMP_SYS(open), SCMP_A1(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(flag), static_cast<scmp_datum_t>(flag)));
     f.kill_if(SCMP_SYS(openat), SCMP_A2(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(flag), static_cast<scmp_datum_t>(flag)));
   }
-  f.kill_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC),
-            SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS));
+  // Memory: never anonymous executable memory, never executable protection after the fact; files may be
+  // mapped executable only while the candidate is loaded (stage 2 ends that).
+  f.allow_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  f.allow_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0));
+  f.kill_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS));
+  f.allow_if(SCMP_SYS(mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   f.kill_if(SCMP_SYS(mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
-  f.kill_if(SCMP_SYS(pkey_mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+  // Threads are fine (OpenMP, std::thread); new processes are not: clone without CLONE_THREAD dies.
+  f.allow_if(SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+  f.kill_if(SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  f.enosys(SCMP_SYS(clone3));  // its flags live in memory seccomp cannot read; glibc falls back to clone
+  f.enosys(SCMP_SYS(openat2));
+  // Named so that a violation is reported as one: processes, exec, network, tracing, other processes,
+  // file-system changes, io_uring (which would bypass this filter), devices and FIFOs, extended
+  // attributes, scheduling of others, keys, modules, mounts, namespaces.
+  for (int s : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket),
+                SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept),
+                SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg),
+                SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(kill), SCMP_SYS(tkill),
+                SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp),
+                SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
+                SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(truncate),
+                SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink),
+                SCMP_SYS(symlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
+                SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat), SCMP_SYS(utimensat), SCMP_SYS(mknod),
+                SCMP_SYS(mknodat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(removexattr),
+                SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr), SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),
+                SCMP_SYS(io_uring_register), SCMP_SYS(memfd_create), SCMP_SYS(memfd_secret), SCMP_SYS(pkey_mprotect),
+                SCMP_SYS(pkey_alloc), SCMP_SYS(setpriority), SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_setparam),
+                SCMP_SYS(sched_setattr), SCMP_SYS(ioprio_set), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(chroot),
+                SCMP_SYS(pivot_root), SCMP_SYS(setns), SCMP_SYS(unshare), SCMP_SYS(keyctl), SCMP_SYS(add_key),
+                SCMP_SYS(request_key), SCMP_SYS(bpf), SCMP_SYS(userfaultfd), SCMP_SYS(perf_event_open),
+                SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(splice),
+                SCMP_SYS(tee), SCMP_SYS(vmsplice), SCMP_SYS(sendfile), SCMP_SYS(copy_file_range),
+                SCMP_SYS(process_madvise), SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at),
+                SCMP_SYS(setuid), SCMP_SYS(setgid), SCMP_SYS(setreuid), SCMP_SYS(setregid), SCMP_SYS(setresuid),
+                SCMP_SYS(setresgid), SCMP_SYS(setgroups), SCMP_SYS(capset), SCMP_SYS(personality),
+                SCMP_SYS(modify_ldt), SCMP_SYS(iopl), SCMP_SYS(ioperm), SCMP_SYS(shmget), SCMP_SYS(shmat),
+                SCMP_SYS(msgget), SCMP_SYS(semget), SCMP_SYS(mq_open)})
+    f.kill(s);
   return f.load("seccomp stage 1");
 }
 
 std::string seccomp_stage2() {
-  Filter f;
+  Filter f(SCMP_ACT_ALLOW);  // stacked on stage 1: only narrows it
   f.kill_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
   return f.load("seccomp stage 2");
 }

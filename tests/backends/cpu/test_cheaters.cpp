@@ -1,11 +1,15 @@
 // Every reward hack that can happen on a CPU has a cheating candidate in cheaters/. Each must be caught
-// by the detector meant for it (the rejection names that detector), and with that one detector off the
-// same cheater must score ok — so no cheater is caught by accident.
+// by the detector meant for it (the rejection names that detector), and with that detector off the same
+// cheater must score ok — so no cheater is caught by accident. Where a second detector is a backstop for
+// the same hack (the evaluator's clock behind the snapshot, fresh timing values behind the refill check),
+// the case names it and switches it off too, so each detector is still shown to be the one that acts.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <unistd.h>
 
 #include "eval_helpers.hpp"
+#include "tests/test_support/skip.hpp"
 
 using namespace kevolve;
 using kevolve::test::eval_file;
@@ -17,6 +21,7 @@ struct Case {
   const char* cheater;
   const char* spec;
   Detector detector;
+  std::vector<Detector> backstops = {};  // also off in the run that must pass
 };
 
 const char* kSmall = "tests/fixtures/problems/softmax_small/problem.toml";
@@ -32,6 +37,7 @@ void check_case(const Case& c) {
 
   EvalOptions off = quick_options();
   off.detectors.set(c.detector, false);
+  for (Detector d : c.backstops) off.detectors.set(d, false);
   const EvalResult passes = eval_file(c.spec, file, off);
   INFO("detector off: " << status_name(passes.status) << " [" << passes.reason << "] " << passes.message);
   CHECK(passes.status == EvalStatus::ok);
@@ -40,11 +46,11 @@ void check_case(const Case& c) {
 }  // namespace
 
 TEST_CASE("cheater: work escaping the timer on a thread is caught by escaped_work", "[cheaters]") {
-  check_case({"escaped_thread.cpp", kSmall, Detector::escaped_work});
+  check_case({"escaped_thread.cpp", kSmall, Detector::escaped_work, {Detector::impossible_time}});
 }
 
 TEST_CASE("cheater: results cached by pointer are caught by pointer_reuse", "[cheaters]") {
-  check_case({"pointer_cache.cpp", kSmall, Detector::pointer_reuse});
+  check_case({"pointer_cache.cpp", kSmall, Detector::pointer_reuse, {Detector::fresh_data}});
 }
 
 TEST_CASE("cheater: a kernel that mutates its input is caught by input_mutation", "[cheaters]") {
@@ -52,11 +58,11 @@ TEST_CASE("cheater: a kernel that mutates its input is caught by input_mutation"
 }
 
 TEST_CASE("cheater: a constant output under a loose tolerance is caught by magnitude", "[cheaters]") {
-  check_case({"constant_output.cpp", kLoose, Detector::magnitude});
+  check_case({"constant_output.cpp", kLoose, Detector::magnitude, {Detector::impossible_time}});
 }
 
 TEST_CASE("cheater: doing nothing on buffers seen before is caught by poison", "[cheaters]") {
-  check_case({"skip_seen_outputs.cpp", kSmall, Detector::poison});
+  check_case({"skip_seen_outputs.cpp", kSmall, Detector::poison, {Detector::fresh_data, Detector::impossible_time}});
 }
 
 TEST_CASE("cheater: returning stale memory instead of computing is caught by fresh_data", "[cheaters]") {
@@ -64,13 +70,13 @@ TEST_CASE("cheater: returning stale memory instead of computing is caught by fre
 }
 
 TEST_CASE("cheater: behaving differently when timed is caught by timed_outputs", "[cheaters]") {
-  check_case({"timed_zeros.cpp", kSmall, Detector::timed_outputs});
+  check_case({"timed_zeros.cpp", kSmall, Detector::timed_outputs, {Detector::impossible_time}});
 }
 
 TEST_CASE("cheater: falling back to PyTorch in a subprocess is caught by isolation", "[cheaters]") {
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-    WARN("skipped: /usr/bin/python3 cannot import torch (Debian's python3-torch is not installed), so the "
-         "cheater has nothing to fall back to");
+    test::say_skipped("/usr/bin/python3 cannot import torch (Debian's python3-torch is not installed), so the "
+                      "cheater has nothing to fall back to");
     return;
   }
   check_case({"shell_to_torch.cpp", kSmall, Detector::isolation});
@@ -99,4 +105,75 @@ TEST_CASE("an honest kernel that asks for more OpenMP threads than there are cor
   const EvalResult r = eval_file(kSmall, "tests/backends/cpu/honest/oversubscribed_threads.cpp");
   INFO(r.message);
   CHECK(r.status == EvalStatus::ok);
+}
+
+// The runner's confinement and the evaluator's own evidence (docs/evaluation.md, threat model).
+
+TEST_CASE("cheater: a runner that would read the evaluator's memory finds /proc/<ppid>/mem closed", "[cheaters][sandbox]") {
+  const EvalResult r = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox);
+  CHECK(r.status == EvalStatus::runtime_error);
+  CHECK(r.reason == "return_code");
+  CHECK(r.message.find("returned 7") != std::string::npos);
+  CHECK(r.sandbox.find("uid") != std::string::npos);
+  if (geteuid() != 0) return;  // below: only root's runner could open it before
+  EvalOptions off = quick_options();
+  off.detectors.set(Detector::isolation, false);
+  const EvalResult open = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp", off);
+  INFO("sandbox off: " << status_name(open.status) << " [" << open.reason << "] " << open.message);
+  CHECK(open.status == EvalStatus::ok);
+}
+
+TEST_CASE("cheater: a runner clock patched through the GOT to run 3x slower is caught by impossible_time", "[cheaters][sandbox]") {
+  check_case({"slowed_clock.cpp", kSmall, Detector::impossible_time});
+}
+
+TEST_CASE("cheater: renicing and pinning the evaluator is caught by isolation", "[cheaters][sandbox]") {
+  // Only the caught half: with the sandbox off it would renice this test binary's shared evaluator.
+  const EvalResult r = eval_file(kSmall, "tests/backends/cpu/cheaters/starves_reference.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "isolation");
+}
+
+TEST_CASE("cheater: a FIFO made in /tmp is caught by isolation", "[cheaters][sandbox]") {
+  check_case({"makes_fifo.cpp", kSmall, Detector::isolation});
+  std::system("rm -f /tmp/kevolve-cheater-fifo-*");
+}
+
+TEST_CASE("cheater: 3 GiB of shared anonymous memory is refused by the address-space limit", "[cheaters][sandbox]") {
+  EvalOptions o = quick_options();
+  o.memory_limit_mb = 256;
+  const EvalResult r = eval_file(kSmall, "tests/backends/cpu/cheaters/shared_memory_hog.cpp", o);
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::runtime_error);
+  CHECK(r.message.find("returned 9") != std::string::npos);
+}
+
+TEST_CASE("cheater: an output cache keyed on pointer and sampled values gains nothing: timing values change every pass", "[cheaters]") {
+  const EvalResult cached = eval_file(kSmall, "tests/backends/cpu/cheaters/value_cache.cpp");
+  const EvalResult honest = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp", [] {
+    EvalOptions o = quick_options();
+    o.detectors.set(Detector::isolation, false);  // the same softmax, computed every call
+    return o;
+  }());
+  INFO("cache: " << status_name(cached.status) << " " << cached.speedup << "x; the same kernel without it: "
+                 << status_name(honest.status) << " " << honest.speedup << "x");
+  REQUIRE(cached.status == EvalStatus::ok);
+  if (geteuid() == 0) {
+    REQUIRE(honest.status == EvalStatus::ok);
+    CHECK(cached.speedup < 1.5 * honest.speedup);
+  }
+  // With fresh values off the cache hits on every timed pass: the detector is what takes its gain away.
+  EvalOptions off = quick_options();
+  off.detectors.set(Detector::fresh_data, false);
+  off.detectors.set(Detector::impossible_time, false);  // a cached copy can outrun this machine's copy bound
+  const EvalResult cheats = eval_file(kSmall, "tests/backends/cpu/cheaters/value_cache.cpp", off);
+  INFO("fresh_data off: " << status_name(cheats.status) << " [" << cheats.reason << "] " << cheats.speedup << "x");
+  CHECK(cheats.status == EvalStatus::ok);
+  CHECK(cheats.speedup > 3 * cached.speedup);
+}
+
+TEST_CASE("cheater: work finished after the return with a forged snapshot is caught by escaped_work on the evaluator's clock", "[cheaters]") {
+  check_case({"forged_snapshot.cpp", kSmall, Detector::escaped_work, {Detector::impossible_time}});
 }

@@ -102,3 +102,10 @@ TEST_CASE("wrong values are incorrect with the max error and its place", "[crash
   CHECK(r.max_abs_err > 0);
   CHECK(r.where.find("verify[0]") != std::string::npos);
 }
+
+TEST_CASE("a thread bomb ends as a runtime error of its runner, not a timeout", "[crashers]") {
+  const EvalResult r = crash("thread_bomb.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::runtime_error);
+  next_candidate_still_runs();
+}

@@ -42,6 +42,7 @@ void print_human(const ProblemSpec& p, const EvalResult& r) {
     if (!r.kind.empty()) std::cout << "kind:       " << r.kind << " (kernel: brings its own kernel code; framework: rearranges PyTorch calls)\n";
     if (r.compile_speedup > 0) std::cout << "vs compile: " << r.compile_speedup << "x over torch.compile of the reference\n";
   }
+  std::cout << "sandbox:    " << (r.sandbox.empty() ? "none reported by this backend" : r.sandbox) << "\n";
   if (!r.profile.empty()) std::cout << "profile:\n" << r.profile << "\n";
   if (r.status == EvalStatus::compile_error) std::cout << "compiler output:\n" << r.compile_log << "\n";
   if (!r.runner_log.empty() && r.status != EvalStatus::ok) std::cout << "candidate stderr:\n" << r.runner_log << "\n";
@@ -69,7 +70,8 @@ void print_json(const ProblemSpec& p, const EvalResult& r) {
             << ",\"candidate_threads\":" << r.candidate.threads << ",\"samples\":" << r.candidate.samples
             << ",\"trials\":" << r.trials << ",\"shapes\":" << r.shapes << ",\"candidate_gbps\":" << number(r.candidate_gbps)
             << ",\"candidate_gflops\":" << number(r.candidate_gflops) << ",\"detectors_off\":[" << off << "]"
-            << ",\"compile_log\":" << quote(r.compile_log) << ",\"runner_log\":" << quote(r.runner_log) << "}\n";
+            << ",\"sandbox\":" << quote(r.sandbox) << ",\"compile_log\":" << quote(r.compile_log)
+            << ",\"runner_log\":" << quote(r.runner_log) << "}\n";
 }
 
 int run_eval(const EvalArgs& a) {
@@ -124,10 +126,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--min-reps", a->options.min_reps, "Timed runs per side, at least")->check(CLI::Range(1, 1000000));
   cmd->add_option("--max-reps", a->options.max_reps, "Timed runs per side, at most")->check(CLI::Range(1, 1000000));
   cmd->add_option("--timeout", a->options.call_timeout_s, "Wall-clock seconds one call of the candidate may take")->check(CLI::PositiveNumber);
-  cmd->add_option("--memory-mb", a->options.memory_limit_mb, "Data-segment limit of the candidate, MiB above its start-up size")->check(CLI::PositiveNumber);
+  cmd->add_option("--memory-mb", a->options.memory_limit_mb, "Memory limit of the candidate (data segment and address space), MiB above its start-up size")->check(CLI::PositiveNumber);
+  std::string names;
+  for (auto& n : detector_names()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("--detector-off", a->detectors_off,
-                  "Switch one anti-cheat detector off, to test the evaluator itself (isolation, escaped_work, pointer_reuse, "
-                  "input_mutation, magnitude, poison, fresh_data, timed_outputs); the verdict is marked untrustworthy");
+                  "Switch one anti-cheat detector off, to test the evaluator itself (" + names + "); the verdict is marked untrustworthy");
   cmd->footer("Exit status: 0 when the candidate was evaluated (whatever its status), 2 on bad usage or a bad spec, 3 when the evaluator failed.");
   cmd->callback([a, &exit_code] { exit_code = run_eval(*a); });
 }
