@@ -51,32 +51,41 @@ EvalResult Backend::evaluate_source(const ProblemSpec& spec, const Candidate& c,
 
 BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o) {
   switch (parse_backend(backend).value_or(BackendKind::null)) {
-    case BackendKind::cuda: return cuda::build(c, o);
-    case BackendKind::cpu: return cpu::build(c, o);
+    case BackendKind::cuda:
+      return cuda::build(c, o);
+    case BackendKind::cpu:
+      return cpu::build(c, o);
     case BackendKind::python:
-    case BackendKind::python_cuda: return python::build(c, o);
-    case BackendKind::null: break;
+    case BackendKind::python_cuda:
+      return python::build(c, o);
+    case BackendKind::null:
+      break;
   }
   BuiltCandidate b;
-  b.verdict = make_verdict(EvalStatus::harness_error, "backend", "no backend named '" + backend + "' builds candidates (expected cpu, cuda, python or python-cuda)", o.detectors);
+  b.verdict = make_verdict(
+      EvalStatus::harness_error, "backend",
+      "no backend named '" + backend + "' builds candidates (expected cpu, cuda, python or python-cuda)", o.detectors);
   return b;
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& backend, int device_index) {
   switch (parse_backend(backend).value_or(BackendKind::null)) {
-    case BackendKind::cpu: return std::make_unique<cpu::CpuBackend>();
+    case BackendKind::cpu:
+      return std::make_unique<cpu::CpuBackend>();
     case BackendKind::cuda: {
       auto b = std::make_unique<cuda::CudaBackend>();
       b->use_gpu(device_index);
       return b;
     }
-    case BackendKind::python: return std::make_unique<python::PythonBackend>("cpu");
+    case BackendKind::python:
+      return std::make_unique<python::PythonBackend>("cpu");
     case BackendKind::python_cuda: {
       auto b = std::make_unique<python::PythonBackend>("cuda");
       b->use_gpu(device_index);
       return b;
     }
-    case BackendKind::null: break;
+    case BackendKind::null:
+      break;
   }
   return nullptr;
 }

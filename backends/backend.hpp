@@ -14,8 +14,8 @@
 namespace kevolve {
 
 struct BuiltCandidate {
-  BuildResult build;                  // artifact inside `dir` when ok
-  std::string dir;                    // private build folder; remove_build_dir() when done with it
+  BuildResult build;  // artifact inside `dir` when ok
+  std::string dir;    // private build folder; remove_build_dir() when done with it
   std::string entry;
   std::optional<EvalResult> verdict;  // set when the build step already decided (rejected, compile_error)
 };

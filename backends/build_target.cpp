@@ -13,7 +13,8 @@ namespace {
 const std::string& native_march() {
   static const std::string m = [] {
     std::string out;
-    if (process::run_captured({"g++", "-march=native", "-Q", "--help=target"}, 60, out) != 0) return std::string("unknown");
+    if (process::run_captured({"g++", "-march=native", "-Q", "--help=target"}, 60, out) != 0)
+      return std::string("unknown");
     std::istringstream lines(out);
     for (std::string line; std::getline(lines, line);) {
       const auto at = line.find("-march=");

@@ -36,7 +36,8 @@ std::string cuda_visible_device(int index) {
       if (a == std::string::npos) return std::to_string(index);
       const std::string name = entry.substr(a, z - a + 1);
       // Indices, UUIDs and MIG names only: anything else stands for the plain index.
-      return name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/:.") == std::string::npos
+      return name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/:.") ==
+                     std::string::npos
                  ? name
                  : std::to_string(index);
     }
@@ -48,8 +49,9 @@ std::string cuda_visible_device(int index) {
 
 std::string nvidia_smi_query(const std::string& query, int index) {
   std::string out;
-  if (process::run_captured({"nvidia-smi", "--query-gpu=" + query, "--format=csv,noheader,nounits", "-i", cuda_visible_device(index)}, 30,
-                        out) != 0)
+  if (process::run_captured(
+          {"nvidia-smi", "--query-gpu=" + query, "--format=csv,noheader,nounits", "-i", cuda_visible_device(index)}, 30,
+          out) != 0)
     return "";
   std::string line = out.substr(0, out.find('\n'));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();

@@ -97,7 +97,8 @@ typedef struct kv_cuda_args {
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-static inline int64_t kv_numel(const kv_tensor* t) {
+    static inline int64_t
+    kv_numel(const kv_tensor* t) {
   int64_t n = 1;
   for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
   return n;

@@ -100,9 +100,18 @@ EvalResult WorkerClient::evaluate_in(const std::string& executable, const EvalRe
 }
 
 void WorkerClient::stop() {
-  if (to_ >= 0) { close(to_); to_ = -1; }
-  if (from_ >= 0) { close(from_); from_ = -1; }
-  if (pid_ > 0) { waitpid(pid_, nullptr, 0); pid_ = -1; }
+  if (to_ >= 0) {
+    close(to_);
+    to_ = -1;
+  }
+  if (from_ >= 0) {
+    close(from_);
+    from_ = -1;
+  }
+  if (pid_ > 0) {
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
 }
 
 }  // namespace kevolve

@@ -40,23 +40,39 @@ std::vector<std::string> list_value(const std::string& v) {
 }  // namespace
 
 bool parse_front_matter(const std::string& text, KbDocument& d, std::string& error) {
-  if (text.rfind("---\n", 0) != 0) { error = "expected a front-matter block starting with '---' on the first line"; return false; }
+  if (text.rfind("---\n", 0) != 0) {
+    error = "expected a front-matter block starting with '---' on the first line";
+    return false;
+  }
   const auto end = text.find("\n---", 3);
-  if (end == std::string::npos) { error = "front matter is not closed by a '---' line"; return false; }
+  if (end == std::string::npos) {
+    error = "front matter is not closed by a '---' line";
+    return false;
+  }
   std::stringstream fm(text.substr(4, end - 4));
   for (std::string line; std::getline(fm, line);) {
     if (trim(line).empty()) continue;
     const auto colon = line.find(':');
-    if (colon == std::string::npos) { error = "front-matter line without 'key:': " + line; return false; }
+    if (colon == std::string::npos) {
+      error = "front-matter line without 'key:': " + line;
+      return false;
+    }
     const std::string key = trim(line.substr(0, colon));
     std::string value = line.substr(colon + 1);
     if (const auto hash = value.find(" #"); hash != std::string::npos) value = value.substr(0, hash);
-    if (key == "title") d.title = trim(value);
-    else if (key == "tags") d.tags = list_value(value);
-    else if (key == "hardware") d.hardware = list_value(value);
-    else if (key == "problems") d.problems = list_value(value);
+    if (key == "title")
+      d.title = trim(value);
+    else if (key == "tags")
+      d.tags = list_value(value);
+    else if (key == "hardware")
+      d.hardware = list_value(value);
+    else if (key == "problems")
+      d.problems = list_value(value);
   }
-  if (d.title.empty()) { error = "front matter has no title"; return false; }
+  if (d.title.empty()) {
+    error = "front matter has no title";
+    return false;
+  }
   if (d.hardware.empty()) d.hardware = {"any"};
   if (d.problems.empty()) d.problems = {"any"};
   const auto body = text.find('\n', end + 1);
@@ -94,8 +110,14 @@ Expected<std::shared_ptr<KnowledgeBase>> KnowledgeBase::load(const std::string& 
     tg.set_document(doc);
     tg.index_text(d.title, 3);  // title words weigh more
     tg.increase_termpos();
-    for (auto& t : d.tags) { tg.index_text(t, 2); tg.increase_termpos(); }
-    for (auto& p : d.problems) { tg.index_text(p, 2); tg.increase_termpos(); }
+    for (auto& t : d.tags) {
+      tg.index_text(t, 2);
+      tg.increase_termpos();
+    }
+    for (auto& p : d.problems) {
+      tg.index_text(p, 2);
+      tg.increase_termpos();
+    }
     tg.index_text(d.body);
     for (auto& h : d.hardware) doc.add_boolean_term("XH" + h);
     for (auto& p : d.problems) doc.add_boolean_term("XP" + p);

@@ -13,10 +13,10 @@
 namespace kevolve {
 
 struct KbDocument {
-  std::string path;   // relative to the knowledge root, e.g. patterns/online-softmax.md
+  std::string path;  // relative to the knowledge root, e.g. patterns/online-softmax.md
   std::string title;
   std::vector<std::string> tags, hardware, problems;
-  std::string body;   // text after the front matter
+  std::string body;  // text after the front matter
 };
 
 class KnowledgeBase {

@@ -37,7 +37,12 @@ std::optional<bool> holds(const std::string& c, const std::map<std::string, int6
       return std::nullopt;
     }
     const std::string o = op;
-    return o == "<=" ? *l <= *r : o == ">=" ? *l >= *r : o == "==" ? *l == *r : o == "!=" ? *l != *r : o == "<" ? *l < *r : *l > *r;
+    return o == "<="   ? *l <= *r
+           : o == ">=" ? *l >= *r
+           : o == "==" ? *l == *r
+           : o == "!=" ? *l != *r
+           : o == "<"  ? *l < *r
+                       : *l > *r;
   }
   error = "no comparison operator";
   return std::nullopt;
@@ -62,8 +67,12 @@ std::string KernelTemplate::violated(const Params& p) const {
       auto l = eval_expr(c.substr(0, at), sym, e1), r = eval_expr(c.substr(at + std::strlen(op)), sym, e2);
       if (!l || !r) return c + " (cannot evaluate: " + e1 + e2 + ")";
       const std::string o = op;
-      const bool ok = o == "<=" ? *l <= *r : o == ">=" ? *l >= *r : o == "==" ? *l == *r : o == "!=" ? *l != *r
-                    : o == "<" ? *l < *r : *l > *r;
+      const bool ok = o == "<="   ? *l <= *r
+                      : o == ">=" ? *l >= *r
+                      : o == "==" ? *l == *r
+                      : o == "!=" ? *l != *r
+                      : o == "<"  ? *l < *r
+                                  : *l > *r;
       if (!ok) return c;
       break;
     }
@@ -80,7 +89,8 @@ Expected<std::string> KernelTemplate::render(const Params& p) const {
     ctx.set(d.name, it->second);
     for (auto& v : d.values) {
       const std::string flag = d.name + (d.numeric ? "_is_" : "_") + v;
-      ctx.set(flag, v == it->second ? kainjow::mustache::data::type::bool_true : kainjow::mustache::data::type::bool_false);
+      ctx.set(flag,
+              v == it->second ? kainjow::mustache::data::type::bool_true : kainjow::mustache::data::type::bool_false);
     }
   }
   kainjow::mustache::mustache tmpl(source);
@@ -97,9 +107,7 @@ Expected<KernelTemplate> load_template(const std::string& dir) {
     t = toml::parse_file(file);
   } catch (const toml::parse_error& e) {
     return R::failure(file + ": TOML syntax error: " + std::string(e.description()));
-  } catch (const std::exception& e) {
-    return R::failure(file + ": " + e.what());
-  }
+  } catch (const std::exception& e) { return R::failure(file + ": " + e.what()); }
   KernelTemplate k;
   k.dir = dir;
   auto str = [&](const char* key, std::string& out) {
@@ -177,7 +185,8 @@ Expected<KernelTemplate> find_template(const std::string& backend, const std::st
     looked += "\n  " + dir.string();
     if (fs::exists(dir / "template.toml")) return load_template(dir.string());
   }
-  return Expected<KernelTemplate>::failure("no " + backend + " template for problem '" + problem + "' (looked in:" + looked + ")");
+  return Expected<KernelTemplate>::failure("no " + backend + " template for problem '" + problem +
+                                           "' (looked in:" + looked + ")");
 }
 
 }  // namespace kevolve

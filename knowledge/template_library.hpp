@@ -19,13 +19,13 @@ struct ParamDef {
 
 struct KernelTemplate {
   std::string problem, backend, description;
-  std::string source;               // mustache text
+  std::string source;  // mustache text
   std::vector<ParamDef> params;
   std::vector<std::string> constraints;  // "unroll * vec <= 64"
   // Constraints over parameters and hardware numbers ("vec * 4 <= vector_width_bytes"); one that names a
   // number the target does not give is not applied.
   std::vector<std::string> hardware_constraints;
-  std::map<std::string, int64_t> hardware;  // the target's numbers (HardwareProfile::numbers)
+  std::map<std::string, int64_t> hardware;     // the target's numbers (HardwareProfile::numbers)
   std::map<std::string, std::string> context;  // extra values every rendering sees (e.g. problem_source)
   std::string dir;
 

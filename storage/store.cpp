@@ -18,7 +18,10 @@ std::string encode_node(const NodeRecord& n) {
   for (auto p : n.parents) w.i64(static_cast<int64_t>(p));
   w.str(n.op);
   w.u32(static_cast<uint32_t>(n.params.size()));
-  for (auto& [k, v] : n.params) { w.str(k); w.str(v); }
+  for (auto& [k, v] : n.params) {
+    w.str(k);
+    w.str(v);
+  }
   w.u32(static_cast<uint32_t>(n.island));
   w.u32(static_cast<uint32_t>(n.state));
   w.u32(static_cast<uint32_t>(n.status));
@@ -40,7 +43,10 @@ bool decode_node(const std::string& s, NodeRecord& n) {
     for (auto& p : n.parents) p = static_cast<uint64_t>(r.i64());
     n.op = r.str();
     n.params.clear();
-    for (uint32_t k = r.u32(); k > 0; --k) { auto key = r.str(); n.params[key] = r.str(); }
+    for (uint32_t k = r.u32(); k > 0; --k) {
+      auto key = r.str();
+      n.params[key] = r.str();
+    }
     n.island = static_cast<int32_t>(r.u32());
     n.state = static_cast<NodeState>(r.u32());
     n.status = static_cast<EvalStatus>(r.u32());
@@ -51,9 +57,7 @@ bool decode_node(const std::string& s, NodeRecord& n) {
     n.reference_ms = r.f64();
     n.device_class = r.done() ? "" : r.str();  // absent in records stored before device classes
     return r.done();
-  } catch (const wire::DecodeError&) {
-    return false;
-  }
+  } catch (const wire::DecodeError&) { return false; }
 }
 
 std::string encode_search(const SearchRecord& s) {
@@ -72,9 +76,7 @@ bool decode_search(const std::string& str, SearchRecord& s) {
     s.next_node = static_cast<uint64_t>(r.i64());
     s.finished = r.u32();
     return r.done();
-  } catch (const wire::DecodeError&) {
-    return false;
-  }
+  } catch (const wire::DecodeError&) { return false; }
 }
 
 namespace {
@@ -107,7 +109,8 @@ class RocksStore : public Store {
       cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
     if (!read_only) {
       std::error_code ec;
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
+      std::filesystem::create_directories(
+          std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
     }
     auto s = std::make_unique<RocksStore>();
     rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
@@ -115,8 +118,9 @@ class RocksStore : public Store {
     if (!st.ok()) {
       s->db_ = nullptr;
       s->handles_.clear();
-      return R::failure("store " + path + ": " + st.ToString() +
-                        (st.ToString().find("lock") != std::string::npos ? " (is another kevolve run using this store?)" : ""));
+      return R::failure(
+          "store " + path + ": " + st.ToString() +
+          (st.ToString().find("lock") != std::string::npos ? " (is another kevolve run using this store?)" : ""));
     }
     return R(std::unique_ptr<Store>(std::move(s)));
   }
@@ -138,7 +142,8 @@ class RocksStore : public Store {
     auto st = db_->Get(rocksdb::ReadOptions(), cf(1), id, &v);
     SearchRecord s;
     if (st.IsNotFound()) return Expected<SearchRecord>::failure("no search '" + id + "' in the store");
-    if (!st.ok() || !decode_search(v, s)) return Expected<SearchRecord>::failure("search '" + id + "': unreadable record");
+    if (!st.ok() || !decode_search(v, s))
+      return Expected<SearchRecord>::failure("search '" + id + "': unreadable record");
     return s;
   }
 

@@ -43,7 +43,8 @@ build_actor::behavior_type build_farm(build_actor::stateful_pointer<BuildFarmSta
       [self](atoms::build_atom, BuildJob& job) -> caf::typed_response_promise<BuildOutcome> {
         auto rp = self->make_response_promise<BuildOutcome>();
         self->state.queue.emplace_back(std::move(job), rp);
-        farm_dispatch<std::remove_pointer_t<decltype(self)>, BuildFarmState, atoms::build_atom, BuildJob, BuildOutcome>(self, self->state);
+        farm_dispatch<std::remove_pointer_t<decltype(self)>, BuildFarmState, atoms::build_atom, BuildJob, BuildOutcome>(
+            self, self->state);
         return rp;
       },
   };

@@ -43,7 +43,7 @@ struct RegistryState {
   std::vector<Device> devices;
   std::deque<Pending> queue;
   std::map<std::string, std::string> specs;  // problem -> encoded spec, sent to every device that joins
-  std::vector<caf::actor> searches;             // the node's live searches
+  std::vector<caf::actor> searches;          // the node's live searches
   std::map<std::string, caf::actor> by_id;
   std::map<std::string, SearchStatus> statuses;  // as last asked (every second)
   caf::actor engine;                             // takes the console's submissions
@@ -94,13 +94,14 @@ void requeue(Self self, Device& d, const std::string& why) {
   Pending p = std::move(d.inflight);
   ++p.attempts;
   ++st.requeued;
-  std::cerr << "kevolve node: re-queued " << p.job.search << " node " << p.job.node << " from " << d.info.host
-            << ":" << d.info.pid << "/" << d.info.index << " (" << why << ")\n";
+  std::cerr << "kevolve node: re-queued " << p.job.search << " node " << p.job.node << " from " << d.info.host << ":"
+            << d.info.pid << "/" << d.info.index << " (" << why << ")\n";
   if (p.attempts >= self->state.setup.max_attempts) {
     EvalResult r;
     r.status = EvalStatus::harness_error;
     r.reason = "device";
-    r.message = "no evaluator finished this candidate in " + std::to_string(p.attempts) + " attempts (last: " + why + ")";
+    r.message =
+        "no evaluator finished this candidate in " + std::to_string(p.attempts) + " attempts (last: " + why + ")";
     p.promise.deliver(std::move(r));
     return;
   }
@@ -116,8 +117,8 @@ void finish(Self self, size_t i, uint64_t token, EvalResult r) {
   ++d.evaluated;
   if (r.device_class.empty()) r.device_class = d.info.device_class;
   if (d.info.copy_gbps <= 0 && r.peak_gbps > 0) d.info.copy_gbps = r.peak_gbps;  // the worker's own measurement
-  r.profile = "evaluated on " + d.info.host + " (evaluator pid " + std::to_string(d.info.pid) + ", device " + std::to_string(d.info.index) +
-              ": " + d.info.name + "; " + d.info.fingerprint + ")\n" + r.profile;
+  r.profile = "evaluated on " + d.info.host + " (evaluator pid " + std::to_string(d.info.pid) + ", device " +
+              std::to_string(d.info.index) + ": " + d.info.name + "; " + d.info.fingerprint + ")\n" + r.profile;
   d.inflight.promise.deliver(std::move(r));
   dispatch(self);
 }
@@ -132,11 +133,18 @@ void dispatch(Self self) {
     for (size_t i = 0; i < st.devices.size(); ++i) {
       const Device& d = st.devices[i];
       if (!d.alive || d.token != 0 || d.info.backend != it->job.backend) continue;
-      if (!it->job.device_class.empty() && d.info.device_class.find(it->job.device_class) == std::string::npos) continue;
+      if (!it->job.device_class.empty() && d.info.device_class.find(it->job.device_class) == std::string::npos)
+        continue;
       if (pick == st.devices.size()) pick = i;
-      if (d.info.arch == it->job.target) { pick = i; break; }
+      if (d.info.arch == it->job.target) {
+        pick = i;
+        break;
+      }
     }
-    if (pick == st.devices.size()) { ++it; continue; }
+    if (pick == st.devices.size()) {
+      ++it;
+      continue;
+    }
     Device& d = st.devices[pick];
     d.inflight = std::move(*it);
     it = st.queue.erase(it);
@@ -145,7 +153,8 @@ void dispatch(Self self) {
     d.token = token;
     d.started = Clock::now();
     ++st.dispatched;
-    self->request(d.hdl, std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.setup.eval_timeout_s)),
+    self->request(d.hdl,
+                  std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.setup.eval_timeout_s)),
                   atoms::eval_atom::value, d.inflight.job)
         .then([self, pick, token](EvalResult& r) { finish(self, pick, token, std::move(r)); },
               [self, pick, token](caf::error& e) {
@@ -223,11 +232,12 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         auto& st = self->state;
         if (!job.device_class.empty() && !st.pins_warned.count(job.search + "|" + job.device_class)) {
           bool any = false;
-          for (auto& d : st.devices) any = any || (d.alive && d.info.device_class.find(job.device_class) != std::string::npos);
+          for (auto& d : st.devices)
+            any = any || (d.alive && d.info.device_class.find(job.device_class) != std::string::npos);
           if (!any) {
             st.pins_warned.insert(job.search + "|" + job.device_class);
-            std::cerr << "kevolve node: search " << job.search << " waits for a device whose class contains '" << job.device_class
-                      << "' ([search] device_class); none has joined (see `devices`)\n";
+            std::cerr << "kevolve node: search " << job.search << " waits for a device whose class contains '"
+                      << job.device_class << "' ([search] device_class); none has joined (see `devices`)\n";
           }
         }
         Pending p{std::move(job), self->make_response_promise<EvalResult>(), 0};
@@ -249,8 +259,8 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         self->monitor(hdl);
         for (auto& [problem, blob] : st.specs) caf::anon_send(hdl, atoms::spec_atom::value, problem, blob);
         st.devices.push_back(std::move(d));
-        std::cerr << "kevolve node: device " << info.host << ":" << info.pid << "/" << info.index << " joined (" << info.backend << ", "
-                  << info.name << ")\n";
+        std::cerr << "kevolve node: device " << info.host << ":" << info.pid << "/" << info.index << " joined ("
+                  << info.backend << ", " << info.name << ")\n";
         dispatch(self);
         return {};
       },
@@ -263,12 +273,15 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
             std::string running;
             for (auto& [id, s] : st.statuses)
               if (!s.finished) running += (running.empty() ? "" : ", ") + id;
-            return "error: search '" + words[1] + "' is not running on this node (running: " + (running.empty() ? "none" : running) + ")\n";
+            return "error: search '" + words[1] +
+                   "' is not running on this node (running: " + (running.empty() ? "none" : running) + ")\n";
           }
           auto rp = self->make_response_promise<std::string>();
           self->request(it->second, std::chrono::seconds(10), atoms::control_atom::value, words[0])
               .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); },
-                    [self, rp](caf::error& e) mutable { rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n"); });
+                    [self, rp](caf::error& e) mutable {
+                      rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n");
+                    });
           return rp;
         }
         if (!words.empty() && words[0] == "submit") {
@@ -277,7 +290,9 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
           auto rp = self->make_response_promise<std::string>();
           self->request(st.engine, std::chrono::seconds(120), atoms::submit_atom::value, words[1])
               .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); },
-                    [self, rp](caf::error& e) mutable { rp.deliver("error: the node did not answer: " + self->system().render(e) + "\n"); });
+                    [self, rp](caf::error& e) mutable {
+                      rp.deliver("error: the node did not answer: " + self->system().render(e) + "\n");
+                    });
           return rp;
         }
         return cluster::console_command(words, view(self));

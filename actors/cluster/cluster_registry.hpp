@@ -19,7 +19,7 @@ namespace kevolve {
 struct ClusterRegistrySetup {
   std::shared_ptr<Store> store;  // read by console commands
   double eval_timeout_s = 900;
-  int max_attempts = 3;          // a job re-queued this many times is answered with a harness error
+  int max_attempts = 3;  // a job re-queued this many times is answered with a harness error
 };
 
 cluster_registry_actor spawn_cluster_registry(caf::actor_system& sys, ClusterRegistrySetup setup);

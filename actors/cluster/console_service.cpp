@@ -15,12 +15,17 @@ namespace {
 using json::number;
 using json::quote;
 
-bool has_flag(const std::vector<std::string>& w, const std::string& f) { return std::find(w.begin(), w.end(), f) != w.end(); }
+bool has_flag(const std::vector<std::string>& w, const std::string& f) {
+  return std::find(w.begin(), w.end(), f) != w.end();
+}
 
 std::vector<std::string> positional(const std::vector<std::string>& w) {
   std::vector<std::string> p;
   for (size_t i = 1; i < w.size(); ++i) {
-    if (w[i] == "--depth" || w[i] == "--class") { ++i; continue; }
+    if (w[i] == "--depth" || w[i] == "--class") {
+      ++i;
+      continue;
+    }
     if (w[i].rfind("--", 0) != 0) p.push_back(w[i]);
   }
   return p;
@@ -41,10 +46,19 @@ struct Counts {
 Counts count(const std::vector<NodeRecord>& nodes) {
   Counts c;
   for (auto& n : nodes) {
-    if (!n.scored()) { ++c.in_flight; continue; }
+    if (!n.scored()) {
+      ++c.in_flight;
+      continue;
+    }
     ++c.evaluated;
-    if (n.correct()) ++c.correct; else ++c.failed;
-    if (n.correct() && n.fitness > c.best_fitness) { c.best_fitness = n.fitness; c.best = n.id; }
+    if (n.correct())
+      ++c.correct;
+    else
+      ++c.failed;
+    if (n.correct() && n.fitness > c.best_fitness) {
+      c.best_fitness = n.fitness;
+      c.best = n.id;
+    }
   }
   return c;
 }
@@ -65,19 +79,22 @@ std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
     const SearchStatus* l = live_status(v, r.id);
     const std::string state = r.finished ? "finished" : l ? (l->paused ? "paused" : "running") : "stopped";
     if (js) {
-      o << (first ? "" : ",") << "{\"id\":" << quote(r.id) << ",\"problem\":" << quote(r.problem) << ",\"strategy\":" << quote(r.strategy)
-        << ",\"state\":" << quote(state) << ",\"evaluated\":" << c.evaluated << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed
-        << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << c.best << ",\"best_fitness\":" << number(c.best_fitness)
+      o << (first ? "" : ",") << "{\"id\":" << quote(r.id) << ",\"problem\":" << quote(r.problem)
+        << ",\"strategy\":" << quote(r.strategy) << ",\"state\":" << quote(state) << ",\"evaluated\":" << c.evaluated
+        << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed << ",\"in_flight\":" << c.in_flight
+        << ",\"best_node\":" << c.best << ",\"best_fitness\":" << number(c.best_fitness)
         << ",\"rate\":" << number(l ? l->rate : 0) << "}";
     } else {
-      o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct << ", failed " << c.failed
-        << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node " << c.best << ")"
-        << (l ? "  " + fmt(l->rate, 2) + "/s" : std::string()) << "\n";
+      o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct
+        << ", failed " << c.failed << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node "
+        << c.best << ")" << (l ? "  " + fmt(l->rate, 2) + "/s" : std::string()) << "\n";
     }
     first = false;
   }
-  if (js) o << "]\n";
-  else if (first) o << "no searches in this node's store\n";
+  if (js)
+    o << "]\n";
+  else if (first)
+    o << "no searches in this node's store\n";
   return o.str();
 }
 
@@ -94,31 +111,40 @@ std::string show(const std::vector<std::string>& w, const ClusterView& v) {
   std::ostringstream o;
   if (has_flag(w, "--json")) {
     o << "{\"id\":" << quote(r->id) << ",\"problem\":" << quote(r->problem) << ",\"strategy\":" << quote(r->strategy)
-      << ",\"finished\":" << (r->finished ? "true" : "false") << ",\"stop_reason\":" << quote(r->stop_reason) << ",\"evaluated\":" << c.evaluated
-      << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << c.best
+      << ",\"finished\":" << (r->finished ? "true" : "false") << ",\"stop_reason\":" << quote(r->stop_reason)
+      << ",\"evaluated\":" << c.evaluated << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed
+      << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << c.best
       << ",\"best_fitness\":" << number(c.best_fitness) << ",\"by_status\":{";
     bool first = true;
-    for (auto& [k, n] : by_status) { o << (first ? "" : ",") << quote(k) << ":" << n; first = false; }
+    for (auto& [k, n] : by_status) {
+      o << (first ? "" : ",") << quote(k) << ":" << n;
+      first = false;
+    }
     o << "},\"by_device_class\":[";
     first = true;
     for (auto& cs : scores_by_class(nodes)) {
       o << (first ? "" : ",") << "{\"device_class\":" << quote(cs.device_class) << ",\"evaluated\":" << cs.evaluated
-        << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best << ",\"best_fitness\":" << number(cs.best_fitness)
-        << ",\"best_ms\":" << number(cs.best_ms) << "}";
+        << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best
+        << ",\"best_fitness\":" << number(cs.best_fitness) << ",\"best_ms\":" << number(cs.best_ms) << "}";
       first = false;
     }
     o << "]}\n";
     return o.str();
   }
-  o << "search " << r->id << " on " << r->problem << " (" << r->strategy << ")" << (r->finished ? ", finished: " + r->stop_reason : "") << "\n"
-    << "evaluated " << c.evaluated << ", correct " << c.correct << ", failed " << c.failed << ", in flight " << c.in_flight << "\n";
+  o << "search " << r->id << " on " << r->problem << " (" << r->strategy << ")"
+    << (r->finished ? ", finished: " + r->stop_reason : "") << "\n"
+    << "evaluated " << c.evaluated << ", correct " << c.correct << ", failed " << c.failed << ", in flight "
+    << c.in_flight << "\n";
   for (auto& [k, n] : by_status) o << "  " << k << ": " << n << "\n";
   if (c.best) o << "best: node " << c.best << ", " << fmt(c.best_fitness) << "x\n";
   const auto classes = scores_by_class(nodes);
   if (!classes.empty()) o << "per device class (speedups measured on that class):\n";
   for (auto& cs : classes)
     o << "  " << cs.device_class << ": evaluated " << cs.evaluated << ", correct " << cs.correct
-      << (cs.best ? ", best node " + std::to_string(cs.best) + " " + fmt(cs.best_fitness) + "x (" + fmt(cs.best_ms, 4) + " ms)" : std::string()) << "\n";
+      << (cs.best ? ", best node " + std::to_string(cs.best) + " " + fmt(cs.best_fitness) + "x (" + fmt(cs.best_ms, 4) +
+                        " ms)"
+                  : std::string())
+      << "\n";
   return o.str();
 }
 
@@ -142,8 +168,9 @@ std::string best(const std::vector<std::string>& w, const ClusterView& v) {
   if (classes.size() > 1)
     for (auto& cs : classes)
       o << "best on " << cs.device_class << ": "
-        << (cs.best ? "node " + std::to_string(cs.best) + ", " + fmt(cs.best_fitness) + "x" : std::string("no correct kernel")) << " ("
-        << cs.correct << " of " << cs.evaluated << " correct)\n";
+        << (cs.best ? "node " + std::to_string(cs.best) + ", " + fmt(cs.best_fitness) + "x"
+                    : std::string("no correct kernel"))
+        << " (" << cs.correct << " of " << cs.evaluated << " correct)\n";
   if (const std::string want = class_option(w); !want.empty()) {
     const ClassScore* cs = find_class(classes, want);
     if (!cs) return "error: no device class of search " + p[0] + " contains '" + want + "' (see `show " + p[0] + "`)\n";
@@ -152,8 +179,10 @@ std::string best(const std::vector<std::string>& w, const ClusterView& v) {
   if (!c.best) return o.str() + "search " + p[0] + " has no correct kernel yet\n";
   for (auto& n : nodes)
     if (n.id == c.best)
-      o << "best of " << p[0] << ": node " << n.id << ", " << fmt(n.fitness) << "x (candidate " << fmt(n.candidate_ms, 4) << " ms vs reference "
-        << fmt(n.reference_ms, 4) << " ms" << (n.device_class.empty() ? "" : ", on " + n.device_class) << ")\n" << n.message << "\n";
+      o << "best of " << p[0] << ": node " << n.id << ", " << fmt(n.fitness) << "x (candidate "
+        << fmt(n.candidate_ms, 4) << " ms vs reference " << fmt(n.reference_ms, 4) << " ms"
+        << (n.device_class.empty() ? "" : ", on " + n.device_class) << ")\n"
+        << n.message << "\n";
   if (auto src = v.store->artifact(p[0], c.best, "source")) o << "===== source =====\n" << *src << "\n";
   return o.str();
 }
@@ -166,12 +195,16 @@ std::string node(const std::vector<std::string>& w, const ClusterView& v) {
     if (n.id != id) continue;
     std::ostringstream o;
     o << "node " << n.id << " of " << p[0] << ": " << n.op << ", state " << (n.scored() ? "scored" : "in flight");
-    if (n.scored()) o << ", status " << status_name(n.status) << (n.reason.empty() ? "" : " [" + n.reason + "]") << ", fitness " << fmt(n.fitness);
+    if (n.scored())
+      o << ", status " << status_name(n.status) << (n.reason.empty() ? "" : " [" + n.reason + "]") << ", fitness "
+        << fmt(n.fitness);
     if (!n.device_class.empty()) o << " on " << n.device_class;
     o << "\n";
     if (!n.message.empty()) o << "message: " << n.message << "\n";
-    for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "runner_log", "placement"})
-      if (auto a = v.store->artifact(p[0], n.id, kind); a && !a->empty()) o << "===== " << kind << " =====\n" << *a << "\n";
+    for (const char* kind :
+         {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "runner_log", "placement"})
+      if (auto a = v.store->artifact(p[0], n.id, kind); a && !a->empty())
+        o << "===== " << kind << " =====\n" << *a << "\n";
     return o.str();
   }
   return "error: search '" + p[0] + "' has no node " + p[1] + "\n";
@@ -207,22 +240,29 @@ std::string devices(const std::vector<std::string>& w, const ClusterView& v) {
     auto& d = v.devices[i];
     const double util = d.joined_s > 0 ? d.busy_s / d.joined_s : 0;
     if (js) {
-      o << (i ? "," : "") << "{\"host\":" << quote(d.info.host) << ",\"pid\":" << d.info.pid << ",\"index\":" << d.info.index
-        << ",\"backend\":" << quote(d.info.backend) << ",\"name\":" << quote(d.info.name) << ",\"arch\":" << quote(d.info.arch) << ",\"device_class\":" << quote(d.info.device_class)
-        << ",\"memory_bytes\":" << d.info.memory_bytes << ",\"copy_gbps\":" << number(d.info.copy_gbps)
-        << ",\"fingerprint\":" << quote(d.info.fingerprint) << ",\"alive\":" << (d.alive ? "true" : "false")
-        << ",\"busy\":" << (d.busy ? "true" : "false") << ",\"current\":" << quote(d.current) << ",\"evaluated\":" << d.evaluated
+      o << (i ? "," : "") << "{\"host\":" << quote(d.info.host) << ",\"pid\":" << d.info.pid
+        << ",\"index\":" << d.info.index << ",\"backend\":" << quote(d.info.backend)
+        << ",\"name\":" << quote(d.info.name) << ",\"arch\":" << quote(d.info.arch)
+        << ",\"device_class\":" << quote(d.info.device_class) << ",\"memory_bytes\":" << d.info.memory_bytes
+        << ",\"copy_gbps\":" << number(d.info.copy_gbps) << ",\"fingerprint\":" << quote(d.info.fingerprint)
+        << ",\"alive\":" << (d.alive ? "true" : "false") << ",\"busy\":" << (d.busy ? "true" : "false")
+        << ",\"current\":" << quote(d.current) << ",\"evaluated\":" << d.evaluated
         << ",\"utilisation\":" << number(util) << "}";
     } else {
-      o << d.info.host << ":" << d.info.pid << "/" << d.info.index << "  " << d.info.backend << "  " << d.info.name << "  "
-        << (d.info.memory_bytes > 0 ? fmt(static_cast<double>(d.info.memory_bytes) / (1 << 30), 1) + " GiB  " : std::string())
-        << (d.info.copy_gbps > 0 ? "copy " + fmt(d.info.copy_gbps, 1) + " GB/s  " : std::string("copy not measured yet  "))
-        << (d.alive ? (d.busy ? "busy (" + d.current + ")" : "idle") : "gone") << "  evaluated " << d.evaluated << "  busy "
-        << fmt(100 * util, 1) << " %\n";
+      o << d.info.host << ":" << d.info.pid << "/" << d.info.index << "  " << d.info.backend << "  " << d.info.name
+        << "  "
+        << (d.info.memory_bytes > 0 ? fmt(static_cast<double>(d.info.memory_bytes) / (1 << 30), 1) + " GiB  "
+                                    : std::string())
+        << (d.info.copy_gbps > 0 ? "copy " + fmt(d.info.copy_gbps, 1) + " GB/s  "
+                                 : std::string("copy not measured yet  "))
+        << (d.alive ? (d.busy ? "busy (" + d.current + ")" : "idle") : "gone") << "  evaluated " << d.evaluated
+        << "  busy " << fmt(100 * util, 1) << " %\n";
     }
   }
-  if (js) o << "]\n";
-  else if (v.devices.empty()) o << "no devices have joined (start one: kevolve evaluator --join HOST:PORT)\n";
+  if (js)
+    o << "]\n";
+  else if (v.devices.empty())
+    o << "no devices have joined (start one: kevolve evaluator --join HOST:PORT)\n";
   return o.str();
 }
 
@@ -240,13 +280,13 @@ std::string stats(const std::vector<std::string>& w, const ClusterView& v) {
   const double util_q = queued > 0 ? busy_q / queued : 0;
   std::ostringstream o;
   if (has_flag(w, "--json")) {
-    o << "{\"uptime_s\":" << number(v.uptime_s) << ",\"rate\":" << number(rate) << ",\"queued\":" << v.queued << ",\"dispatched\":" << v.dispatched
-      << ",\"requeued\":" << v.requeued << ",\"devices\":" << v.devices.size() << ",\"devices_alive\":" << alive
-      << ",\"utilisation_while_queued\":" << number(util_q) << "}\n";
+    o << "{\"uptime_s\":" << number(v.uptime_s) << ",\"rate\":" << number(rate) << ",\"queued\":" << v.queued
+      << ",\"dispatched\":" << v.dispatched << ",\"requeued\":" << v.requeued << ",\"devices\":" << v.devices.size()
+      << ",\"devices_alive\":" << alive << ",\"utilisation_while_queued\":" << number(util_q) << "}\n";
     return o.str();
   }
-  o << "uptime " << fmt(v.uptime_s, 1) << " s, " << fmt(rate, 2) << " evaluations/s, queue depth " << v.queued << ", dispatched " << v.dispatched
-    << ", re-queued " << v.requeued << "\n"
+  o << "uptime " << fmt(v.uptime_s, 1) << " s, " << fmt(rate, 2) << " evaluations/s, queue depth " << v.queued
+    << ", dispatched " << v.dispatched << ", re-queued " << v.requeued << "\n"
     << "devices: " << alive << " alive of " << v.devices.size() << "; busy " << fmt(100 * util_q, 1)
     << " % of the device time during which candidates were waiting\n";
   return o.str();
@@ -255,7 +295,8 @@ std::string stats(const std::vector<std::string>& w, const ClusterView& v) {
 }  // namespace
 
 const std::vector<std::string>& console_commands() {
-  static const std::vector<std::string> c{"help", "searches", "show", "best", "node", "tree", "devices", "stats", "pause", "resume", "cancel", "submit"};
+  static const std::vector<std::string> c{"help",    "searches", "show",  "best",   "node",   "tree",
+                                          "devices", "stats",    "pause", "resume", "cancel", "submit"};
   return c;
 }
 
@@ -272,7 +313,8 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
            "pause SEARCH                 propose nothing new (candidates in flight finish)\n"
            "resume SEARCH                carry on proposing\n"
            "cancel SEARCH                stop the search for good (recorded as finished)\n"
-           "submit CONFIG                start another search on this node (a config file on the node's machine; same backend,\n"
+           "submit CONFIG                start another search on this node (a config file on the node's machine; same "
+           "backend,\n"
            "                             the node's store, farm and devices)\n";
   if (w[0] == "searches") return searches(w, v);
   if (w[0] == "show") return show(w, v);

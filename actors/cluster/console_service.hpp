@@ -14,10 +14,10 @@ struct DeviceRow {
   DeviceInfo info;
   bool alive = true;
   bool busy = false;
-  std::string current;      // "search node" being evaluated, when busy
-  int64_t evaluated = 0;    // evaluations finished on this device
-  double busy_s = 0;        // seconds spent evaluating since it joined
-  double joined_s = 0;      // seconds since it joined
+  std::string current;                           // "search node" being evaluated, when busy
+  int64_t evaluated = 0;                         // evaluations finished on this device
+  double busy_s = 0;                             // seconds spent evaluating since it joined
+  double joined_s = 0;                           // seconds since it joined
   double busy_while_queued_s = 0, queued_s = 0;  // utilisation while work was waiting
 };
 

@@ -56,12 +56,14 @@ void run_evaluator(const EvaluatorOptions& o) {
   for (int i = 0; i < o.devices; ++i) {
     DeviceInfo& info = infos.emplace_back(describe(o, i));
     info.copy_gbps = host_gbps;
-    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger, !backend_traits(o.backend).evaluates ? "" : info.arch, info.device_class, i}));
+    devices.push_back(spawn_device(sys, {o.backend, 1, o.null_delay_ms, o.null_ledger,
+                                         !backend_traits(o.backend).evaluates ? "" : info.arch, info.device_class, i}));
   }
   double backoff = 1;
   // Waits `backoff` seconds (a stop request cuts it short), then doubles it up to 30 s.
   auto back_off = [&] {
-    for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < static_cast<int>(backoff * 10) && !stopping(o); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     backoff = std::min(30.0, backoff * 2);
   };
   int code = 0;
@@ -69,7 +71,11 @@ void run_evaluator(const EvaluatorOptions& o) {
     JoinError why;
     auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, tls.on());
     if (!registry) {
-      if (why.refused) { std::cerr << "kevolve evaluator: " << registry.error() << "\n"; code = 3; break; }
+      if (why.refused) {
+        std::cerr << "kevolve evaluator: " << registry.error() << "\n";
+        code = 3;
+        break;
+      }
       std::cerr << "kevolve evaluator: " << registry.error() << "; retrying in " << backoff << " s\n";
       back_off();
       continue;
@@ -78,30 +84,40 @@ void run_evaluator(const EvaluatorOptions& o) {
     // A refusal ends the evaluator; no answer (timeout, connection lost) is a connection problem: retry.
     bool refused = false, answered = true;
     for (int i = 0; i < o.devices && !refused && answered; ++i)
-      self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, infos[i], caf::actor_cast<caf::actor>(devices[i]))
+      self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, infos[i],
+                    caf::actor_cast<caf::actor>(devices[i]))
           .receive(
               [&](std::string& why) {
-                if (!why.empty()) { std::cerr << "kevolve evaluator: device " << i << " refused: " << why << "\n"; refused = true; }
+                if (!why.empty()) {
+                  std::cerr << "kevolve evaluator: device " << i << " refused: " << why << "\n";
+                  refused = true;
+                }
               },
               [&](caf::error& e) {
-                std::cerr << "kevolve evaluator: registering device " << i << ": " << sys.render(e) << "; reconnecting in " << backoff << " s\n";
+                std::cerr << "kevolve evaluator: registering device " << i << ": " << sys.render(e)
+                          << "; reconnecting in " << backoff << " s\n";
                 answered = false;
               });
-    if (refused) { code = 3; break; }
+    if (refused) {
+      code = 3;
+      break;
+    }
     if (!answered) {
       back_off();
       continue;
     }
-    std::cerr << "kevolve evaluator: " << o.devices << " " << o.backend << " device(s) joined " << o.host << ":" << o.port << "\n";
+    std::cerr << "kevolve evaluator: " << o.devices << " " << o.backend << " device(s) joined " << o.host << ":"
+              << o.port << "\n";
     backoff = 1;
     self->monitor(*registry);
     bool lost = false;
     while (!lost && !stopping(o))
-      self->receive([&](caf::down_msg& m) {
-                      std::cerr << "kevolve evaluator: lost the coordinator (" << sys.render(m.reason) << "); reconnecting\n";
-                      lost = true;
-                    },
-                    caf::after(std::chrono::milliseconds(200)) >> [] {});
+      self->receive(
+          [&](caf::down_msg& m) {
+            std::cerr << "kevolve evaluator: lost the coordinator (" << sys.render(m.reason) << "); reconnecting\n";
+            lost = true;
+          },
+          caf::after(std::chrono::milliseconds(200)) >> [] {});
   }
   for (auto& d : devices) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   // CAF keeps devices that were ever sent to a remote node in its actor registry, so the actor system's

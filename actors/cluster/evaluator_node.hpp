@@ -14,8 +14,8 @@ struct EvaluatorOptions {
   std::string secret;
   std::string backend = "cpu";  // cpu | cuda | python | python-cuda | null
   int devices = 1;
-  double null_delay_ms = 0;     // null backend: simulated evaluation time
-  std::string null_ledger;      // null backend: append "search node" per evaluation (fault tests)
+  double null_delay_ms = 0;  // null backend: simulated evaluation time
+  std::string null_ledger;   // null backend: append "search node" per evaluation (fault tests)
   double heartbeat_s = 1;
   std::string tls_cert, tls_key, tls_ca;    // TLS: all three, or none
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler

@@ -33,19 +33,23 @@ gatekeeper_actor::behavior_type gatekeeper(gatekeeper_actor::stateful_pointer<Ga
         ch[n] = now;
         return n;
       },
-      [self](atoms::prove_atom, const std::string& nonce, const std::string& role, const std::string& mac) -> caf::result<std::string, caf::actor> {
+      [self](atoms::prove_atom, const std::string& nonce, const std::string& role,
+             const std::string& mac) -> caf::result<std::string, caf::actor> {
         auto& ch = self->state.challenges;
         auto it = ch.find(nonce);
         const bool known = it != ch.end() && Clock::now() - it->second <= std::chrono::minutes(1);
         if (it != ch.end()) ch.erase(it);  // single use, right or wrong
         std::string why;
-        if (!known) why = "unknown or expired challenge";
-        else if (role != "evaluator" && role != "console") why = "unknown role '" + role + "'";
-        else if (!cluster::verify(self->state.secret, nonce, role, mac)) why = "wrong proof of the shared secret";
+        if (!known)
+          why = "unknown or expired challenge";
+        else if (role != "evaluator" && role != "console")
+          why = "unknown role '" + role + "'";
+        else if (!cluster::verify(self->state.secret, nonce, role, mac))
+          why = "wrong proof of the shared secret";
         if (!why.empty()) {
           auto from = self->current_sender();
-          std::cerr << "kevolve node: refused a " << role << " peer" << (from ? " from node " + to_string(from->node()) : std::string())
-                    << ": " << why << "\n";
+          std::cerr << "kevolve node: refused a " << role << " peer"
+                    << (from ? " from node " + to_string(from->node()) : std::string()) << ": " << why << "\n";
           return {why, caf::actor{}};
         }
         return {std::string(), self->state.registry};

@@ -13,7 +13,10 @@ namespace {
 std::string hex(const unsigned char* p, size_t n) {
   static const char* d = "0123456789abcdef";
   std::string s;
-  for (size_t i = 0; i < n; ++i) { s += d[p[i] >> 4]; s += d[p[i] & 15]; }
+  for (size_t i = 0; i < n; ++i) {
+    s += d[p[i] >> 4];
+    s += d[p[i] & 15];
+  }
   return s;
 }
 
@@ -29,7 +32,8 @@ std::string prove(const std::string& secret, const std::string& nonce, const std
   const std::string msg = nonce + "|" + role;
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &len);
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(msg.data()),
+       msg.size(), mac, &len);
   return hex(mac, len);
 }
 

@@ -13,18 +13,21 @@ namespace kevolve::cluster {
 
 Expected<std::string> secret_from_env(const std::string& var) {
   const char* v = std::getenv(var.c_str());
-  if (!v || !*v) return Expected<std::string>::failure("the shared secret: environment variable " + var + " is not set (the node's [cluster] secret_env)");
+  if (!v || !*v)
+    return Expected<std::string>::failure("the shared secret: environment variable " + var +
+                                          " is not set (the node's [cluster] secret_env)");
   return std::string(v);
 }
 
-Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret, const std::string& role,
-                          JoinError* why, bool tls) {
+Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret,
+                          const std::string& role, JoinError* why, bool tls) {
   using R = Expected<caf::actor>;
   auto fail = [&](const std::string& text, bool refused) {
     if (why) *why = {text, refused};
     return R::failure(text);
   };
-  auto gate = tls ? caf::openssl::remote_actor<gatekeeper_actor>(sys, host, port) : sys.middleman().remote_actor<gatekeeper_actor>(host, port);
+  auto gate = tls ? caf::openssl::remote_actor<gatekeeper_actor>(sys, host, port)
+                  : sys.middleman().remote_actor<gatekeeper_actor>(host, port);
   if (!gate) return fail("cannot reach " + host + ":" + std::to_string(port) + ": " + sys.render(gate.error()), false);
   caf::scoped_actor self{sys};
   std::string nonce, err;
@@ -41,7 +44,8 @@ Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint1
           },
           [&](caf::error& e) { err = sys.render(e); });
   if (!err.empty()) return fail("no answer to the proof from " + host + ":" + std::to_string(port) + ": " + err, false);
-  if (!reason.empty() || !registry) return fail("refused by " + host + ":" + std::to_string(port) + ": " + reason, true);
+  if (!reason.empty() || !registry)
+    return fail("refused by " + host + ":" + std::to_string(port) + ": " + reason, true);
   return registry;
 }
 

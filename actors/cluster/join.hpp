@@ -16,8 +16,8 @@ struct JoinError {
 
 // The registry handle, or why not (connection failed, timed out, refused).
 // `tls`: connect through CAF's OpenSSL module (the actor system must have been configured with it).
-Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret, const std::string& role,
-                          JoinError* why = nullptr, bool tls = false);
+Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret,
+                          const std::string& role, JoinError* why = nullptr, bool tls = false);
 
 // The shared secret from the environment variable `var`, or an error that names the variable.
 Expected<std::string> secret_from_env(const std::string& var);

@@ -63,7 +63,8 @@ Expected<std::string> unpack(const EvalJob& job, BuiltCandidate& b) {
   std::string dir = (std::filesystem::temp_directory_path() / "kevolve-remote-XXXXXX").string();
   if (!mkdtemp(dir.data())) return R::failure(std::string("mkdtemp: ") + std::strerror(errno));
   for (auto& [name, data] : job.files) {
-    if (name.find('/') != std::string::npos || name == "." || name == "..") return R::failure("bad file name '" + name + "'");
+    if (name.find('/') != std::string::npos || name == "." || name == "..")
+      return R::failure("bad file name '" + name + "'");
     std::ofstream f(dir + "/" + name, std::ios::binary);
     f << data;
     if (!f) return R::failure("writing " + dir + "/" + name);
@@ -126,7 +127,8 @@ EvalResult evaluate_job(DeviceState& st, const EvalJob& job) {
 device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> self, DeviceSetup setup) {
   self->state.setup = setup;
   if (backend_traits(setup.backend).evaluates) self->state.backend = make_backend(setup.backend, setup.index);
-  if (!setup.null_ledger.empty()) self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (!setup.null_ledger.empty())
+    self->state.ledger = open(setup.null_ledger.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   return {
       [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
         std::vector<char> b(blob.begin(), blob.end());
@@ -166,7 +168,8 @@ device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryStat
       [self](atoms::eval_atom, EvalJob& job) -> caf::typed_response_promise<EvalResult> {
         auto rp = self->make_response_promise<EvalResult>();
         self->state.queue.emplace_back(std::move(job), rp);
-        farm_dispatch<std::remove_pointer_t<decltype(self)>, RegistryState, atoms::eval_atom, EvalJob, EvalResult>(self, self->state);
+        farm_dispatch<std::remove_pointer_t<decltype(self)>, RegistryState, atoms::eval_atom, EvalJob, EvalResult>(
+            self, self->state);
         return rp;
       },
   };
@@ -175,7 +178,8 @@ device_actor::behavior_type registry(device_actor::stateful_pointer<RegistryStat
 }  // namespace
 
 device_actor spawn_device(caf::actor_system& sys, const DeviceSetup& setup) {
-  return backend_traits(setup.backend).evaluates || setup.null_delay_ms > 0 ? sys.spawn<caf::detached>(device, setup) : sys.spawn(device, setup);
+  return backend_traits(setup.backend).evaluates || setup.null_delay_ms > 0 ? sys.spawn<caf::detached>(device, setup)
+                                                                            : sys.spawn(device, setup);
 }
 
 device_actor spawn_device_registry(caf::actor_system& sys, const DeviceSetup& setup) {

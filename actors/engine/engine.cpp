@@ -57,7 +57,8 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
   LoadedSearch l;
   // The context memory of this problem on this backend and hardware, as earlier searches left it.
   std::string note;
-  l.lessons = recall_lessons(store, lessons_key(spec.name, config.backend, resolve_hardware(config.backend, config.hardware)), &note);
+  l.lessons = recall_lessons(
+      store, lessons_key(spec.name, config.backend, resolve_hardware(config.backend, config.hardware)), &note);
   if (!note.empty()) std::cerr << "kevolve: memory: " << note << " (starting without it)\n";
   const bool is_new = !store.search(config.search_id);
   if (l.lessons.evaluated() > 0 && backend_traits(config.backend).evaluates) {
@@ -72,8 +73,8 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
   setup.spec = spec;
   if (auto existing = store.search(config.search_id)) {
     if (existing->problem != spec.name)
-      return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" + existing->problem +
-                        "', not '" + spec.name + "' (choose another [search] id or store)");
+      return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" +
+                        existing->problem + "', not '" + spec.name + "' (choose another [search] id or store)");
     setup.record = *existing;
     setup.nodes = store.nodes(config.search_id);
     if (op.needs_context())
@@ -113,8 +114,14 @@ SearchStatus stored_status(const SearchSetup& setup) {
   for (auto& n : setup.nodes)
     if (n.scored()) {
       ++s.evaluated;
-      if (n.correct()) ++s.correct; else ++s.failed;
-      if (n.correct() && n.fitness > s.best_fitness) { s.best_fitness = n.fitness; s.best_node = n.id; }
+      if (n.correct())
+        ++s.correct;
+      else
+        ++s.failed;
+      if (n.correct() && n.fitness > s.best_fitness) {
+        s.best_fitness = n.fitness;
+        s.best_node = n.id;
+      }
     }
   return s;
 }
@@ -152,7 +159,8 @@ RunningSearch start_search(Shared& sh, LoadedSearch loaded, std::shared_ptr<Oper
   r.op = spawn_operator_actor(sh.sys, std::move(op), r.deep);
   wire::Writer w;
   encode(w, r.spec);
-  caf::anon_send(sh.devices, atoms::spec_atom::value, r.config.problem, std::string(w.bytes().begin(), w.bytes().end()));
+  caf::anon_send(sh.devices, atoms::spec_atom::value, r.config.problem,
+                 std::string(w.bytes().begin(), w.bytes().end()));
   setup.store = sh.store_hdl;
   setup.op = r.op;
   setup.builds = sh.builds;
@@ -169,9 +177,11 @@ RunningSearch start_search(Shared& sh, LoadedSearch loaded, std::shared_ptr<Oper
 void stop_search(caf::scoped_actor& self, RunningSearch& r) {
   if (r.memory)
     self->request(r.memory, std::chrono::seconds(60), atoms::flush_atom::value)
-        .receive([](bool) {}, [&](caf::error& e) { std::cerr << "kevolve: memory: not saved: " << self->system().render(e) << "\n"; });
-  for (auto h : {caf::actor_cast<caf::actor>(r.search), caf::actor_cast<caf::actor>(r.op), caf::actor_cast<caf::actor>(r.memory),
-                 caf::actor_cast<caf::actor>(r.deep)})
+        .receive(
+            [](bool) {},
+            [&](caf::error& e) { std::cerr << "kevolve: memory: not saved: " << self->system().render(e) << "\n"; });
+  for (auto h : {caf::actor_cast<caf::actor>(r.search), caf::actor_cast<caf::actor>(r.op),
+                 caf::actor_cast<caf::actor>(r.memory), caf::actor_cast<caf::actor>(r.deep)})
     if (h) self->send_exit(h, caf::exit_reason::user_shutdown);
   r.done = true;
 }
@@ -185,8 +195,9 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   if (!cl && !config.device_class.empty()) {
     const std::string here = local_device_class(config.backend, 0);
     if (here.find(config.device_class) == std::string::npos)
-      return R::failure(config.file + ": [search] device_class = \"" + config.device_class + "\" matches no device of this machine (its " +
-                        config.backend + " device is \"" + here + "\"); a node routes such a search to matching evaluators");
+      return R::failure(config.file + ": [search] device_class = \"" + config.device_class +
+                        "\" matches no device of this machine (its " + config.backend + " device is \"" + here +
+                        "\"); a node routes such a search to matching evaluators");
   }
   auto opened = Store::open(config.store);
   if (!opened) return R::failure(opened.error());
@@ -194,7 +205,8 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   auto first = load_search(*store, config, spec, *op);
   if (!first) return R::failure(first.error());
   const bool more_to_do = cl && (!cl->more.empty() || cl->stay);
-  if (first->setup.record.finished && !more_to_do) return stored_status(first->setup);  // nothing to do: report what is stored
+  if (first->setup.record.finished && !more_to_do)
+    return stored_status(first->setup);  // nothing to do: report what is stored
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
@@ -205,8 +217,9 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   const std::string checkpoints = config.store + ".checkpoints";
   clean_partial_checkpoints(checkpoints);
   Shared sh{sys, store, spawn_store_actor(sys, store, checkpoints, config.checkpoint_seconds), {}, {}, {}};
-  const int build_workers = config.build_workers > 0 ? config.build_workers
-                                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int build_workers = config.build_workers > 0
+                                ? config.build_workers
+                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   sh.builds = spawn_build_farm(sys, build_workers, backend_traits(config.backend).evaluates);
   gatekeeper_actor gate;
   if (cl) {
@@ -216,14 +229,16 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     auto port = cl->tls.on() ? caf::openssl::publish(gate, cl->port, cl->host.c_str(), true)
                              : sys.middleman().publish(gate, cl->port, cl->host.c_str(), true);
     if (!port) {
-      for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(gate), caf::actor_cast<caf::actor>(sh.builds),
-                     caf::actor_cast<caf::actor>(sh.store_hdl)})
+      for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(gate),
+                     caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.store_hdl)})
         if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-      return R::failure("cannot listen on " + cl->host + ":" + std::to_string(cl->port) + ": " + sys.render(port.error()));
+      return R::failure("cannot listen on " + cl->host + ":" + std::to_string(cl->port) + ": " +
+                        sys.render(port.error()));
     }
     if (cl->on_listening) cl->on_listening(*port);
   } else {
-    sh.devices = spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger, "", ""});
+    sh.devices =
+        spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger, "", ""});
   }
 
   std::vector<RunningSearch> runs;
@@ -234,12 +249,16 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   auto add = [&](PreparedSearch p) -> std::string {
     p.config.store = config.store;
     if (p.config.backend != config.backend)
-      return "error: search " + p.config.search_id + " uses the " + p.config.backend + " backend; this node's searches use " + config.backend;
+      return "error: search " + p.config.search_id + " uses the " + p.config.backend +
+             " backend; this node's searches use " + config.backend;
     for (auto& r : runs)
-      if (r.config.search_id == p.config.search_id && !r.done) return "error: search " + p.config.search_id + " is already running";
+      if (r.config.search_id == p.config.search_id && !r.done)
+        return "error: search " + p.config.search_id + " is already running";
     auto l = load_search(*store, p.config, p.spec, *p.op);
     if (!l) return "error: " + l.error();
-    if (l->setup.record.finished) return "error: search " + p.config.search_id + " is finished in this node's store (" + l->setup.record.stop_reason + ")";
+    if (l->setup.record.finished)
+      return "error: search " + p.config.search_id + " is finished in this node's store (" +
+             l->setup.record.stop_reason + ")";
     const std::string what = "search " + p.config.search_id + " on " + p.spec.name + " (" + p.config.backend + ")";
     runs.push_back(start_search(sh, std::move(*l), p.op));
     return "started " + what;
@@ -263,13 +282,16 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
         stop_search(self, r);
         // Reports: the caller writes the first search's (a node that stays: as it ends, like the others,
         // since such a node only ever ends by a signal); a node's others are written as they end.
-        if ((!(first_started && i == 0) || (cl && cl->stay)) && cl && cl->on_finished) cl->on_finished(r.config, r.spec);
+        if ((!(first_started && i == 0) || (cl && cl->stay)) && cl && cl->on_finished)
+          cl->on_finished(r.config, r.spec);
       }
       if (first_started) last = runs.front().last;
       if (options.checkpoint_now && options.checkpoint_now->exchange(false)) {
-        const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count();
-        self->request(sh.store_hdl, std::chrono::seconds(60), atoms::ckpt_atom::value, checkpoints + "/" + std::to_string(stamp))
+        const auto stamp =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        self->request(sh.store_hdl, std::chrono::seconds(60), atoms::ckpt_atom::value,
+                      checkpoints + "/" + std::to_string(stamp))
             .receive([&](std::string& made) { std::cerr << "\nkevolve: checkpoint " << made << "\n"; },
                      [&](caf::error& e) { std::cerr << "\nkevolve: checkpoint failed: " << sys.render(e) << "\n"; });
       }
@@ -288,14 +310,18 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
       bool all_done = true;
       for (auto& r : runs) all_done = all_done && r.done;
       if (all_done && !(cl && cl->stay)) break;
-      if (options.interrupted && options.interrupted->load()) { interrupted = true; break; }
+      if (options.interrupted && options.interrupted->load()) {
+        interrupted = true;
+        break;
+      }
       for (int i = 0; i < 5 && !(options.interrupted && options.interrupted->load()); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     for (auto& r : runs)
       if (!r.done) stop_search(self, r);
     // Shut down: the store actor flushes what it holds when it exits.
-    for (auto h : {caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.devices), caf::actor_cast<caf::actor>(gate)})
+    for (auto h : {caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.devices),
+                   caf::actor_cast<caf::actor>(gate)})
       if (h) self->send_exit(h, caf::exit_reason::user_shutdown);
     self->send_exit(sh.store_hdl, caf::exit_reason::user_shutdown);
   }

@@ -24,7 +24,10 @@ void farm_dispatch(Self* self, State& st, std::function<bool(const Job&, size_t)
   for (auto it = st.queue.begin(); it != st.queue.end();) {
     size_t pick = st.workers.size();
     for (size_t w = 0; w < st.workers.size(); ++w)
-      if (st.busy[w] == 0 && (!route || route(it->first, w))) { pick = w; break; }
+      if (st.busy[w] == 0 && (!route || route(it->first, w))) {
+        pick = w;
+        break;
+      }
     if (pick == st.workers.size()) {
       if (!route) break;  // no free worker at all: the rest of the queue waits (O(1), not O(queue))
       ++it;

@@ -15,9 +15,9 @@ namespace kevolve {
 struct MemorySetup {
   ProblemSpec spec;
   std::string backend;
-  Lessons lessons;               // as recalled at start (key set even when nothing was stored yet)
-  store_actor store;             // writes
-  std::shared_ptr<Store> reader; // reads the sources of new best kernels
+  Lessons lessons;                // as recalled at start (key set even when nothing was stored yet)
+  store_actor store;              // writes
+  std::shared_ptr<Store> reader;  // reads the sources of new best kernels
 };
 
 memory_actor spawn_memory_actor(caf::actor_system& sys, MemorySetup setup);

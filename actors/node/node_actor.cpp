@@ -42,8 +42,17 @@ void evaluate(Self self, BuildOutcome built) {
   auto& t = self->state.task;
   t.node.state = NodeState::queued;
   self->send(self->state.search, atoms::state_atom::value, t.node.id, t.node.state);
-  EvalJob job{t.search, t.node.id, t.backend, t.problem, t.node.params, built, t.options, {}, build_target(t.backend, t.options), t.candidate,
-             t.device_class};
+  EvalJob job{t.search,
+              t.node.id,
+              t.backend,
+              t.problem,
+              t.node.params,
+              built,
+              t.options,
+              {},
+              build_target(t.backend, t.options),
+              t.candidate,
+              t.device_class};
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
           [self, dir = built.dir](EvalResult r) {
@@ -57,7 +66,8 @@ void evaluate(Self self, BuildOutcome built) {
           });
 }
 
-node_actor::behavior_type node(Self self, search_actor search, build_actor builds, device_actor devices, NodeTask task) {
+node_actor::behavior_type node(Self self, search_actor search, build_actor builds, device_actor devices,
+                               NodeTask task) {
   self->state.task = std::move(task);
   self->state.search = std::move(search);
   self->state.builds = std::move(builds);

@@ -9,7 +9,7 @@ namespace {
 
 struct OperatorState {
   std::shared_ptr<Operator> op;
-  deep_search_actor deep;  // the deep-search agent, when the operator draws on a knowledge base
+  deep_search_actor deep;                     // the deep-search agent, when the operator draws on a knowledge base
   std::map<std::string, SearchGraph> graphs;  // per search: every node it told us about
   static inline const char* name = "operator";
 };
@@ -34,13 +34,18 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
             ctx.parents.push_back({q.parents[k].id, k < q.parent_sources.size() ? q.parent_sources[k] : "",
                                    k < q.parent_reports.size() ? q.parent_reports[k] : ""});
           ctx.best = {q.best_id, q.best_source, ""};
-          if (self->state.deep) {  // retrieval through the deep-search agent (this actor may block: it has its own thread)
+          if (self->state
+                  .deep) {  // retrieval through the deep-search agent (this actor may block: it has its own thread)
             const KbQuery kq = self->state.op->knowledge_query(q.proposal, self->state.graphs[q.search], ctx);
             if (!kq.text.empty()) {
               caf::scoped_actor asker{self->system()};
               asker->request(self->state.deep, std::chrono::seconds(30), atoms::kb_atom::value, kq)
-                  .receive([&](std::vector<KbHit>& hits) { ctx.knowledge = std::move(hits); ctx.knowledge_given = true; },
-                           [](caf::error&) {});  // no hits: the operator goes on without them
+                  .receive(
+                      [&](std::vector<KbHit>& hits) {
+                        ctx.knowledge = std::move(hits);
+                        ctx.knowledge_given = true;
+                      },
+                      [](caf::error&) {});  // no hits: the operator goes on without them
             }
           }
           Rng rng(q.seed);
@@ -57,7 +62,8 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
           }
           r.stop = self->state.op->exhausted();
         };
-        const size_t lanes = std::min<size_t>(batch.size(), static_cast<size_t>(std::max(1, self->state.op->concurrency())));
+        const size_t lanes =
+            std::min<size_t>(batch.size(), static_cast<size_t>(std::max(1, self->state.op->concurrency())));
         if (lanes <= 1) {
           for (size_t i = 0; i < batch.size(); ++i) make_one(i);
         } else {

@@ -16,13 +16,14 @@
 
 namespace kevolve {
 
-using gatekeeper_actor =
-    caf::typed_actor<caf::replies_to<atoms::hello_atom>::with<std::string>,
-                     caf::replies_to<atoms::prove_atom, std::string, std::string, std::string>::with<std::string, caf::actor>>;
+using gatekeeper_actor = caf::typed_actor<
+    caf::replies_to<atoms::hello_atom>::with<std::string>,
+    caf::replies_to<atoms::prove_atom, std::string, std::string, std::string>::with<std::string, caf::actor>>;
 
-using cluster_registry_actor = device_actor::extend<caf::replies_to<atoms::register_atom, DeviceInfo, caf::actor>::with<std::string>,
-                                                    caf::replies_to<atoms::console_atom, std::vector<std::string>>::with<std::string>,
-                                                    caf::reacts_to<atoms::start_atom, caf::actor>, caf::reacts_to<atoms::tick_atom>,
-                                                    caf::reacts_to<atoms::submit_atom, caf::actor>>;
+using cluster_registry_actor =
+    device_actor::extend<caf::replies_to<atoms::register_atom, DeviceInfo, caf::actor>::with<std::string>,
+                         caf::replies_to<atoms::console_atom, std::vector<std::string>>::with<std::string>,
+                         caf::reacts_to<atoms::start_atom, caf::actor>, caf::reacts_to<atoms::tick_atom>,
+                         caf::reacts_to<atoms::submit_atom, caf::actor>>;
 
 }  // namespace kevolve

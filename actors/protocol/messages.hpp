@@ -21,7 +21,7 @@ struct MakeRequest {
   std::vector<NodeRecord> parents;
   std::vector<NodeRecord> known;  // nodes created since the previous request of this search (so the
                                   // operator can avoid re-proposing a kernel the search already has)
-  uint64_t seed = 0;  // the operator's randomness for this child, drawn from the search's RNG
+  uint64_t seed = 0;              // the operator's randomness for this child, drawn from the search's RNG
   // For operators that need context (LLM): sources and reports of the parents, and the best kernel.
   std::vector<std::string> parent_sources, parent_reports;
   uint64_t best_id = 0;
@@ -42,8 +42,8 @@ struct MakeReply {
 struct ScoredNote {
   std::string search;
   NodeRecord node;
-  std::string report;       // the verdict message (with the profile), or the compile log for compile errors
-  double peak_gbps = 0;     // the device's measured copy bandwidth, when the backend measures one
+  std::string report;    // the verdict message (with the profile), or the compile log for compile errors
+  double peak_gbps = 0;  // the device's measured copy bandwidth, when the backend measures one
 };
 
 // node -> build farm: compile one candidate for a backend.
@@ -58,7 +58,7 @@ struct BuildOutcome {
   bool decided = false;
   EvalResult verdict;
   BuildResult build;
-  std::string dir;    // private build folder (removed by the node once evaluated)
+  std::string dir;  // private build folder (removed by the node once evaluated)
   std::string entry;
 };
 
@@ -86,13 +86,13 @@ struct EvalJob {
 // evaluator -> coordinator, once per device: what it is and where it runs (stored with each evaluation
 // it makes, so a figure always says where it was measured).
 struct DeviceInfo {
-  std::string host;      // the evaluator's host name
-  int64_t pid = 0;       // the evaluator process
-  int index = 0;         // device index within the evaluator
-  std::string backend;   // cpu | cuda | null
-  std::string name;      // e.g. "NVIDIA H200 (sm_90)" or the CPU model
-  std::string arch;      // its build target: "cpu:znver3", "cuda:sm_90", ... (backends/build_target.hpp)
-  std::string fingerprint;  // device, driver, compiler versions in one line
+  std::string host;          // the evaluator's host name
+  int64_t pid = 0;           // the evaluator process
+  int index = 0;             // device index within the evaluator
+  std::string backend;       // cpu | cuda | null
+  std::string name;          // e.g. "NVIDIA H200 (sm_90)" or the CPU model
+  std::string arch;          // its build target: "cpu:znver3", "cuda:sm_90", ... (backends/build_target.hpp)
+  std::string fingerprint;   // device, driver, compiler versions in one line
   std::string device_class;  // arch + model (backends/device_info.hpp): what a search's device_class pin matches
   int64_t memory_bytes = 0;  // the device's memory (GPU: its own; CPU: the host's); 0 = unknown
   double copy_gbps = 0;      // measured copy bandwidth: the host's at registration (CPU), the worker's first

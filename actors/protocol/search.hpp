@@ -11,11 +11,10 @@
 
 namespace kevolve {
 
-using search_actor = caf::typed_actor<caf::reacts_to<atoms::start_atom>,
-                                      caf::reacts_to<atoms::state_atom, uint64_t, NodeState>,
-                                      caf::reacts_to<atoms::scored_atom, NodeRecord, EvalResult>,
-                                      caf::replies_to<atoms::status_atom>::with<SearchStatus>,
-                                      caf::reacts_to<atoms::tick_atom>,
-                                      caf::replies_to<atoms::control_atom, std::string>::with<std::string>>;
+using search_actor =
+    caf::typed_actor<caf::reacts_to<atoms::start_atom>, caf::reacts_to<atoms::state_atom, uint64_t, NodeState>,
+                     caf::reacts_to<atoms::scored_atom, NodeRecord, EvalResult>,
+                     caf::replies_to<atoms::status_atom>::with<SearchStatus>, caf::reacts_to<atoms::tick_atom>,
+                     caf::replies_to<atoms::control_atom, std::string>::with<std::string>>;
 
 }  // namespace kevolve

@@ -7,11 +7,9 @@
 
 namespace kevolve {
 
-using store_actor = caf::typed_actor<
-    caf::reacts_to<atoms::write_atom, StoreBatch>,
-    caf::replies_to<atoms::commit_atom, StoreBatch>::with<bool>,
-    caf::replies_to<atoms::ckpt_atom, std::string>::with<std::string>,
-    caf::reacts_to<atoms::flush_atom>,
-    caf::reacts_to<atoms::tick_atom>>;
+using store_actor = caf::typed_actor<caf::reacts_to<atoms::write_atom, StoreBatch>,
+                                     caf::replies_to<atoms::commit_atom, StoreBatch>::with<bool>,
+                                     caf::replies_to<atoms::ckpt_atom, std::string>::with<std::string>,
+                                     caf::reacts_to<atoms::flush_atom>, caf::reacts_to<atoms::tick_atom>>;
 
 }  // namespace kevolve

@@ -8,80 +8,105 @@
 
 namespace kevolve {
 
-template <class F> typename F::result_type inspect(F& f, Proposal& x) {
+template <class F>
+typename F::result_type inspect(F& f, Proposal& x) {
   return f(caf::meta::type_name("Proposal"), x.op, x.parents, x.island);
 }
-template <class F> typename F::result_type inspect(F& f, NodeRecord& x) {
+template <class F>
+typename F::result_type inspect(F& f, NodeRecord& x) {
   return f(caf::meta::type_name("NodeRecord"), x.id, x.parents, x.op, x.params, x.island, x.state, x.status, x.reason,
            x.message, x.fitness, x.candidate_ms, x.reference_ms, x.device_class);
 }
-template <class F> typename F::result_type inspect(F& f, SearchRecord& x) {
+template <class F>
+typename F::result_type inspect(F& f, SearchRecord& x) {
   return f(caf::meta::type_name("SearchRecord"), x.id, x.problem, x.strategy, x.config_text, x.next_node, x.rng_state,
            x.finished, x.stop_reason);
 }
-template <class F> typename F::result_type inspect(F& f, Candidate& x) {
+template <class F>
+typename F::result_type inspect(F& f, Candidate& x) {
   return f(caf::meta::type_name("Candidate"), x.language, x.source, x.entry, x.parameters, x.provenance);
 }
-template <class F> typename F::result_type inspect(F& f, BuildResult& x) {
+template <class F>
+typename F::result_type inspect(F& f, BuildResult& x) {
   return f(caf::meta::type_name("BuildResult"), x.ok, x.artifact, x.log, x.seconds);
 }
-template <class F> typename F::result_type inspect(F& f, Timing& x) {
+template <class F>
+typename F::result_type inspect(F& f, Timing& x) {
   return f(caf::meta::type_name("Timing"), x.median_ms, x.p10_ms, x.p90_ms, x.samples, x.threads);
 }
-template <class F> typename F::result_type inspect(F& f, DetectorSet& x) {
+template <class F>
+typename F::result_type inspect(F& f, DetectorSet& x) {
   return f(caf::meta::type_name("DetectorSet"), x.bits);
 }
-template <class F> typename F::result_type inspect(F& f, EvalResult& x) {
+template <class F>
+typename F::result_type inspect(F& f, EvalResult& x) {
   return f(caf::meta::type_name("EvalResult"), x.status, x.reason, x.message, x.where, x.max_abs_err, x.max_rel_err,
            x.trials, x.shapes, x.reference, x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log,
-           x.runner_log, x.peak_gbps, x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class, x.sandbox, x.detectors);
+           x.runner_log, x.peak_gbps, x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class,
+           x.sandbox, x.detectors);
 }
-template <class F> typename F::result_type inspect(F& f, EvalOptions& x) {
+template <class F>
+typename F::result_type inspect(F& f, EvalOptions& x) {
   return f(caf::meta::type_name("EvalOptions"), x.threads, x.trials, x.warmup, x.min_reps, x.max_reps, x.min_time_s,
            x.call_timeout_s, x.memory_limit_mb, x.cpu_limit_s, x.seed, x.rotate_bytes, x.arch, x.detectors);
 }
-template <class F> typename F::result_type inspect(F& f, Artifact& x) {
+template <class F>
+typename F::result_type inspect(F& f, Artifact& x) {
   return f(caf::meta::type_name("Artifact"), x.node, x.kind, x.text);
 }
-template <class F> typename F::result_type inspect(F& f, NodeEntry& x) {
+template <class F>
+typename F::result_type inspect(F& f, NodeEntry& x) {
   return f(caf::meta::type_name("NodeEntry"), x.search, x.node);
 }
-template <class F> typename F::result_type inspect(F& f, ArtifactEntry& x) {
+template <class F>
+typename F::result_type inspect(F& f, ArtifactEntry& x) {
   return f(caf::meta::type_name("ArtifactEntry"), x.search, x.artifact);
 }
-template <class F> typename F::result_type inspect(F& f, StoreBatch& x) {
+template <class F>
+typename F::result_type inspect(F& f, StoreBatch& x) {
   return f(caf::meta::type_name("StoreBatch"), x.searches, x.nodes, x.artifacts);
 }
-template <class F> typename F::result_type inspect(F& f, MakeRequest& x) {
+template <class F>
+typename F::result_type inspect(F& f, MakeRequest& x) {
   return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed, x.parent_sources,
            x.parent_reports, x.best_id, x.best_source);
 }
-template <class F> typename F::result_type inspect(F& f, MakeReply& x) {
+template <class F>
+typename F::result_type inspect(F& f, MakeReply& x) {
   return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate, x.prompt, x.reply, x.stop);
 }
-template <class F> typename F::result_type inspect(F& f, BuildJob& x) {
+template <class F>
+typename F::result_type inspect(F& f, BuildJob& x) {
   return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);
 }
-template <class F> typename F::result_type inspect(F& f, BuildOutcome& x) {
+template <class F>
+typename F::result_type inspect(F& f, BuildOutcome& x) {
   return f(caf::meta::type_name("BuildOutcome"), x.decided, x.verdict, x.build, x.dir, x.entry);
 }
-template <class F> typename F::result_type inspect(F& f, EvalJob& x) {
-  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options, x.files, x.target,
-           x.candidate, x.device_class);
+template <class F>
+typename F::result_type inspect(F& f, EvalJob& x) {
+  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options,
+           x.files, x.target, x.candidate, x.device_class);
 }
-template <class F> typename F::result_type inspect(F& f, DeviceInfo& x) {
-  return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint, x.device_class, x.memory_bytes, x.copy_gbps);
+template <class F>
+typename F::result_type inspect(F& f, DeviceInfo& x) {
+  return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint,
+           x.device_class, x.memory_bytes, x.copy_gbps);
 }
-template <class F> typename F::result_type inspect(F& f, KbQuery& x) {
+template <class F>
+typename F::result_type inspect(F& f, KbQuery& x) {
   return f(caf::meta::type_name("KbQuery"), x.text, x.hardware, x.problem, x.limit);
 }
-template <class F> typename F::result_type inspect(F& f, KbHit& x) {
+template <class F>
+typename F::result_type inspect(F& f, KbHit& x) {
   return f(caf::meta::type_name("KbHit"), x.path, x.title, x.score, x.snippet);
 }
-template <class F> typename F::result_type inspect(F& f, ScoredNote& x) {
+template <class F>
+typename F::result_type inspect(F& f, ScoredNote& x) {
   return f(caf::meta::type_name("ScoredNote"), x.search, x.node, x.report, x.peak_gbps);
 }
-template <class F> typename F::result_type inspect(F& f, SearchStatus& x) {
+template <class F>
+typename F::result_type inspect(F& f, SearchStatus& x) {
   return f(caf::meta::type_name("SearchStatus"), x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node,
            x.best_fitness, x.rate, x.finished, x.stop_reason, x.paused);
 }
@@ -89,44 +114,44 @@ template <class F> typename F::result_type inspect(F& f, SearchStatus& x) {
 }  // namespace kevolve
 
 CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::Proposal))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeRecord))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchRecord))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::Candidate))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalResult))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalOptions))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::StoreBatch))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::MakeRequest))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::MakeReply))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildJob))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildOutcome))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalJob))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchStatus))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::ScoredNote))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::KbQuery))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::KbHit))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeState))
-  CAF_ADD_TYPE_ID(kevolve, (kevolve::DeviceInfo))
-  CAF_ADD_TYPE_ID(kevolve, (std::vector<std::string>))
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, build_atom, "build")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, eval_atom, "eval")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, write_atom, "write")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, commit_atom, "commit")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, state_atom, "state")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, scored_atom, "scored")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, status_atom, "status")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, run_atom, "run")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, ckpt_atom, "ckpt")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, flush_atom, "flush")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, tick_atom, "tick")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, spec_atom, "spec")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, kb_atom, "kb")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, register_atom, "register")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, console_atom, "console")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, hello_atom, "hello")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, prove_atom, "prove")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, control_atom, "control")
-  CAF_ADD_ATOM(kevolve, kevolve::atoms, submit_atom, "submit")
+CAF_ADD_TYPE_ID(kevolve, (kevolve::Proposal))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeRecord))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchRecord))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::Candidate))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalResult))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalOptions))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::StoreBatch))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::MakeRequest))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::MakeReply))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildJob))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::BuildOutcome))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::EvalJob))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchStatus))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::ScoredNote))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::KbQuery))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::KbHit))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeState))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::DeviceInfo))
+CAF_ADD_TYPE_ID(kevolve, (std::vector<std::string>))
+CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, build_atom, "build")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, eval_atom, "eval")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, write_atom, "write")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, commit_atom, "commit")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, state_atom, "state")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, scored_atom, "scored")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, status_atom, "status")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, run_atom, "run")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, ckpt_atom, "ckpt")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, flush_atom, "flush")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, tick_atom, "tick")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, spec_atom, "spec")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, kb_atom, "kb")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, register_atom, "register")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, console_atom, "console")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, hello_atom, "hello")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, prove_atom, "prove")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, control_atom, "control")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, submit_atom, "submit")
 CAF_END_TYPE_ID_BLOCK(kevolve)

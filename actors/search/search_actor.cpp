@@ -18,17 +18,17 @@ struct SearchState {
   Clock::time_point started;
   int64_t since_best = 0;
   double best = 0;
-  int64_t in_flight = 0;          // dispatched to node actors, not yet scored
-  int64_t making = 0;             // proposals at the operator
+  int64_t in_flight = 0;  // dispatched to node actors, not yet scored
+  int64_t making = 0;     // proposals at the operator
   int operator_requests = 0;
-  int make_failures = 0;          // consecutive proposals that gave no new child
+  int make_failures = 0;               // consecutive proposals that gave no new child
   std::vector<uint64_t> known_unsent;  // node ids the operator has not been told about
-  StoreBatch uncommitted;         // new nodes waiting for the next commit
+  StoreBatch uncommitted;              // new nodes waiting for the next commit
   std::vector<NodeTask> uncommitted_tasks;
   bool committing = false;
-  int64_t committing_tasks = 0;   // nodes in the commit on its way to the store
+  int64_t committing_tasks = 0;  // nodes in the commit on its way to the store
   bool stopping = false;
-  bool paused = false;            // from the console: propose nothing new until resumed
+  bool paused = false;  // from the console: propose nothing new until resumed
   bool finished = false;
   std::string stop_reason;
   static inline const char* name = "search";
@@ -37,7 +37,8 @@ struct SearchState {
 using Self = search_actor::stateful_pointer<SearchState>;
 
 double elapsed(const SearchState& st) {
-  return std::chrono::duration<double>(Clock::now() - st.started).count();  // per run: a resumed search starts its clock again
+  return std::chrono::duration<double>(Clock::now() - st.started)
+      .count();  // per run: a resumed search starts its clock again
 }
 
 SearchStatus status(const SearchState& st) {
@@ -47,9 +48,15 @@ SearchStatus status(const SearchState& st) {
   r.in_flight = st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
   for (auto& [id, n] : st.graph.nodes()) {
     if (!n.scored()) continue;
-    if (n.correct()) ++r.correct; else ++r.failed;
+    if (n.correct())
+      ++r.correct;
+    else
+      ++r.failed;
   }
-  if (auto b = st.graph.best()) { r.best_node = *b; r.best_fitness = st.graph.find(*b)->fitness; }
+  if (auto b = st.graph.best()) {
+    r.best_node = *b;
+    r.best_fitness = st.graph.find(*b)->fitness;
+  }
   const double t = std::chrono::duration<double>(Clock::now() - st.started).count();
   r.rate = t > 0 ? static_cast<double>(r.evaluated) / t : 0;
   r.finished = st.finished;
@@ -66,7 +73,9 @@ void spawn_node(Self self, NodeTask task) {
 
 void maybe_finish(Self self) {
   auto& st = self->state;
-  if (st.finished || !st.stopping || st.in_flight > 0 || st.making > 0 || st.committing || !st.uncommitted_tasks.empty()) return;
+  if (st.finished || !st.stopping || st.in_flight > 0 || st.making > 0 || st.committing ||
+      !st.uncommitted_tasks.empty())
+    return;
   st.finished = true;
   st.s.record.finished = true;
   st.s.record.stop_reason = st.stop_reason;
@@ -147,7 +156,8 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     if (!r.prompt.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "prompt", r.prompt}});
     if (!r.reply.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "reply", r.reply}});
     if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, ""};
-    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate, st.s.config.eval, st.s.config.device_class});
+    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate,
+                                    st.s.config.eval, st.s.config.device_class});
   }
   if (st.make_failures > 200) stop(self, "the operator cannot propose anything new");
   commit(self);
@@ -159,14 +169,16 @@ void fill(Self self) {
   auto& st = self->state;
   if (st.stopping) return maybe_finish(self);
   if (st.paused || st.operator_requests >= 2) return;
-  const int64_t busy = st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
+  const int64_t busy =
+      st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
   int64_t want = st.s.config.max_in_flight - busy;
   const int64_t budget_left = st.s.config.budget.max_evaluations - static_cast<int64_t>(st.graph.size()) - st.making;
   want = std::min(want, budget_left);
   if (want <= 0) return;
   auto props = st.strategy->propose(st.graph, static_cast<size_t>(want), st.rng);
   if (props.empty()) {
-    if (busy == 0) stop(self, st.graph.size() == 0 ? "the strategy proposed nothing" : "the strategy has nothing left to try");
+    if (busy == 0)
+      stop(self, st.graph.size() == 0 ? "the strategy proposed nothing" : "the strategy has nothing left to try");
     return;
   }
   std::vector<MakeRequest> batch;
@@ -219,7 +231,8 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   StoreBatch b;
   b.nodes.push_back({st.s.record.id, n});
   const std::string id = st.s.record.id;
-  const std::string report = r.message + (r.where.empty() ? "" : "\nwhere: " + r.where) + (r.profile.empty() ? "" : "\n" + r.profile);
+  const std::string report =
+      r.message + (r.where.empty() ? "" : "\nwhere: " + r.where) + (r.profile.empty() ? "" : "\n" + r.profile);
   b.artifacts.push_back({id, {n.id, "report", report}});
   if (st.s.keep_context)
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
@@ -260,7 +273,8 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
           if (!n || n->scored()) continue;
           NodeRecord fresh = *n;
           fresh.state = NodeState::proposed;
-          spawn_node(self, {st.s.record.id, st.s.config.problem, st.s.config.backend, fresh, c, st.s.config.eval, st.s.config.device_class});
+          spawn_node(self, {st.s.record.id, st.s.config.problem, st.s.config.backend, fresh, c, st.s.config.eval,
+                            st.s.config.device_class});
         }
         st.s.unfinished.clear();
         if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
@@ -273,10 +287,12 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       [self](atoms::control_atom, const std::string& what) -> std::string {
         auto& st = self->state;
         const std::string id = st.s.record.id;
-        if (st.finished || st.stopping) return "error: search " + id + " is already stopping or finished (" + st.stop_reason + ")";
+        if (st.finished || st.stopping)
+          return "error: search " + id + " is already stopping or finished (" + st.stop_reason + ")";
         if (what == "pause") {
           st.paused = true;
-          return "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) + " candidate(s) in flight finish";
+          return "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) +
+                 " candidate(s) in flight finish";
         }
         if (what == "resume") {
           if (!st.paused) return "search " + id + " was not paused";
@@ -286,7 +302,8 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
         }
         if (what == "cancel") {
           stop(self, "cancelled from the console");
-          return "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) + " candidate(s) in flight are scored";
+          return "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) +
+                 " candidate(s) in flight are scored";
         }
         return "error: unknown control '" + what + "' (expected pause, resume or cancel)";
       },

@@ -23,16 +23,16 @@ namespace kevolve {
 struct SearchSetup {
   RunConfig config;
   ProblemSpec spec;
-  SearchRecord record;                        // new, or as stored (resume)
-  std::vector<NodeRecord> nodes;              // as stored (resume)
-  std::map<uint64_t, Candidate> unfinished;   // sources of stored nodes that were never scored
-  bool keep_context = false;                  // the operator wants sources and reports (LLM)
-  std::map<uint64_t, NodeContext> contexts;   // as stored (resume), when keep_context
+  SearchRecord record;                       // new, or as stored (resume)
+  std::vector<NodeRecord> nodes;             // as stored (resume)
+  std::map<uint64_t, Candidate> unfinished;  // sources of stored nodes that were never scored
+  bool keep_context = false;                 // the operator wants sources and reports (LLM)
+  std::map<uint64_t, NodeContext> contexts;  // as stored (resume), when keep_context
   store_actor store;
   operator_actor op;
   build_actor builds;
   device_actor devices;
-  memory_actor memory;                        // context memory (diagnoses, lessons); none with the null backend
+  memory_actor memory;  // context memory (diagnoses, lessons); none with the null backend
 };
 
 search_actor spawn_search_actor(caf::actor_system& sys, SearchSetup setup);

@@ -68,7 +68,8 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
   self->state.checkpoint_dir = std::move(checkpoint_dir);
   self->state.checkpoint_seconds = checkpoint_seconds;
   if (checkpoint_seconds > 0)
-    self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(checkpoint_seconds * 1000)), atoms::tick_atom::value);
+    self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(checkpoint_seconds * 1000)),
+                       atoms::tick_atom::value);
   self->set_exit_handler([self](const caf::exit_msg& m) {  // flush what is pending, then go
     flush(self);
     self->quit(m.reason);
@@ -93,8 +94,9 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
       },
       [self](atoms::tick_atom) {
         auto& st = self->state;
-        const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count();
+        const auto stamp =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
         const std::string dir = st.checkpoint_dir + "/" + std::to_string(stamp);
         std::error_code ec;
         fs::create_directories(st.checkpoint_dir, ec);
@@ -105,7 +107,8 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
           if (e.path().extension().empty()) kept.push_back(e.path());
         std::sort(kept.begin(), kept.end());
         for (size_t i = 0; i + 2 < kept.size(); ++i) fs::remove_all(kept[i], ec);
-        self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(st.checkpoint_seconds * 1000)), atoms::tick_atom::value);
+        self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(st.checkpoint_seconds * 1000)),
+                           atoms::tick_atom::value);
       },
   };
 }
@@ -117,7 +120,9 @@ void clean_partial_checkpoints(const std::string& checkpoint_dir) {
   if (!fs::is_directory(checkpoint_dir, ec)) return;
   for (auto& e : fs::directory_iterator(checkpoint_dir, ec)) {
     const std::string n = e.path().filename().string();
-    auto ends = [&](const std::string& s) { return n.size() > s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    auto ends = [&](const std::string& s) {
+      return n.size() > s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+    };
     if (ends(".tmp") || ends(".partial")) fs::remove_all(e.path(), ec);
   }
 }

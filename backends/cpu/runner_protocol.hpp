@@ -45,7 +45,8 @@ struct Batch {
 struct CallOutcome {
   int32_t rc = 0;
   int64_t ns = 0;
-  int32_t late_threads = 0;  // threads beyond the baseline alive when the call returned (the runner waits up to 0.5 s for them)
+  int32_t late_threads =
+      0;  // threads beyond the baseline alive when the call returned (the runner waits up to 0.5 s for them)
 };
 
 struct Hello {

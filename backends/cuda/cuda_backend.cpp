@@ -21,16 +21,30 @@ const std::map<std::string, std::string>& forbidden() {
       {"cuStreamCreate", "work on a stream of its own (hidden from the timer)"},
       {"cudaStreamPerThread", "work on another stream (hidden from the timer)"},
       {"cudaStreamLegacy", "work on another stream (hidden from the timer)"},
-      {"cudaEventElapsedTime", "reading the timer"}, {"cudaGraphLaunch", "replaying work outside the timed launch"},
-      {"cudaLaunchHostFunc", "host callbacks"}, {"cudaDeviceReset", "tearing down the context"},
-      {"cudaSetDevice", "choosing another device"}, {"globaltimer", "reading the device clock"},
-      {"fork", "starting processes"}, {"vfork", "starting processes"}, {"system", "running programs"},
-      {"popen", "running programs"}, {"execve", "running programs"}, {"execvp", "running programs"},
-      {"dlopen", "loading code"}, {"dlsym", "looking up foreign code"}, {"syscall", "raw system calls"},
-      {"socket", "network access"}, {"fopen", "file access"}, {"thread", "host threads"},
-      {"pthread_create", "host threads"}, {"mprotect", "changing memory protection"},
-      {"torch", "calling the reference (torch)"}, {"ATen", "calling the reference (ATen)"},
-      {"c10", "calling the reference (c10)"}, {"Python", "calling into Python"},
+      {"cudaEventElapsedTime", "reading the timer"},
+      {"cudaGraphLaunch", "replaying work outside the timed launch"},
+      {"cudaLaunchHostFunc", "host callbacks"},
+      {"cudaDeviceReset", "tearing down the context"},
+      {"cudaSetDevice", "choosing another device"},
+      {"globaltimer", "reading the device clock"},
+      {"fork", "starting processes"},
+      {"vfork", "starting processes"},
+      {"system", "running programs"},
+      {"popen", "running programs"},
+      {"execve", "running programs"},
+      {"execvp", "running programs"},
+      {"dlopen", "loading code"},
+      {"dlsym", "looking up foreign code"},
+      {"syscall", "raw system calls"},
+      {"socket", "network access"},
+      {"fopen", "file access"},
+      {"thread", "host threads"},
+      {"pthread_create", "host threads"},
+      {"mprotect", "changing memory protection"},
+      {"torch", "calling the reference (torch)"},
+      {"ATen", "calling the reference (ATen)"},
+      {"c10", "calling the reference (c10)"},
+      {"Python", "calling into Python"},
   };
   return m;
 }
@@ -46,18 +60,22 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
   b.entry = c.entry;
   if (c.language != "cuda") {
-    b.verdict = make_verdict(EvalStatus::harness_error, "language", "the CUDA backend builds CUDA candidates; this one is '" + c.language + "'", o.detectors);
+    b.verdict = make_verdict(EvalStatus::harness_error, "language",
+                             "the CUDA backend builds CUDA candidates; this one is '" + c.language + "'", o.detectors);
     return b;
   }
   if (o.detectors.on(Detector::isolation))
     if (auto f = harness::scan_tokens(c.source, forbidden())) {
-      b.verdict = make_verdict(EvalStatus::rejected, "isolation",
-                               "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")", o.detectors);
+      b.verdict = make_verdict(
+          EvalStatus::rejected, "isolation",
+          "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
+          o.detectors);
       return b;
     }
   b.dir = make_build_dir();
   if (b.dir.empty()) {
-    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR", o.detectors);
+    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR",
+                             o.detectors);
     return b;
   }
   b.build = compile_cuda(c, b.dir, o.arch);
@@ -65,8 +83,9 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     const bool missing = b.build.log.find("not available on this machine") != std::string::npos ||
                          b.build.log.find("nvcc is not installed") != std::string::npos;
     const auto first = b.build.log.find("error");
-    EvalResult r = make_verdict(missing ? EvalStatus::harness_error : EvalStatus::compile_error, missing ? "toolchain" : "compiler",
-                                first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400), o.detectors);
+    EvalResult r = make_verdict(
+        missing ? EvalStatus::harness_error : EvalStatus::compile_error, missing ? "toolchain" : "compiler",
+        first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400), o.detectors);
     r.compile_log = b.build.log;
     b.verdict = r;
   }
@@ -81,14 +100,18 @@ EvalResult CudaBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& 
   if (b.verdict) return *b.verdict;
   if (!std::filesystem::exists(evaluator_))
     return make_verdict(EvalStatus::harness_error, "worker",
-                        "the CUDA worker " + evaluator_ + " is not installed: build it on the GPU node with tools/build_cuda_worker.sh "
-                        "(against that node's libtorch) and put it next to kevolve, or set KEVOLVE_CUDA_WORKER", o.detectors);
+                        "the CUDA worker " + evaluator_ +
+                            " is not installed: build it on the GPU node with tools/build_cuda_worker.sh "
+                            "(against that node's libtorch) and put it next to kevolve, or set KEVOLVE_CUDA_WORKER",
+                        o.detectors);
   EvalResult e = worker_.evaluate_in(evaluator_, EvalRequest{spec, b.build.artifact, b.entry, o});
   e.compile_log = b.build.log;
   // Profile feedback: the compiler's resource report and the SASS mix ride with the timing profile.
   const auto ptxas = b.build.log.find("ptxas info");
   const auto sass = b.build.log.find("== SASS");
-  if (ptxas != std::string::npos) e.profile += "compiler:\n" + b.build.log.substr(ptxas, sass == std::string::npos ? std::string::npos : sass - ptxas);
+  if (ptxas != std::string::npos)
+    e.profile +=
+        "compiler:\n" + b.build.log.substr(ptxas, sass == std::string::npos ? std::string::npos : sass - ptxas);
   if (sass != std::string::npos) e.profile += b.build.log.substr(sass);
   return e;
 }

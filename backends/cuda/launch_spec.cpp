@@ -42,19 +42,31 @@ Expected<LaunchSpec> parse_launch_spec(const std::string& source) {
     const std::string where = "line " + std::to_string(n) + ": @kevolve " + key;
     if (value.empty()) return R::failure(where + ": missing value");
     any = true;
-    if (key == "kernel") s.kernel = value;
-    else if (key == "grid") s.grid[0] = value;
-    else if (key == "grid_y") s.grid[1] = value;
-    else if (key == "grid_z") s.grid[2] = value;
-    else if (key == "block") s.block[0] = value;
-    else if (key == "block_y") s.block[1] = value;
-    else if (key == "block_z") s.block[2] = value;
-    else if (key == "smem") s.smem = value;
-    else return R::failure(where + ": unknown key (expected kernel, grid, grid_y, grid_z, block, block_y, block_z or smem)");
+    if (key == "kernel")
+      s.kernel = value;
+    else if (key == "grid")
+      s.grid[0] = value;
+    else if (key == "grid_y")
+      s.grid[1] = value;
+    else if (key == "grid_z")
+      s.grid[2] = value;
+    else if (key == "block")
+      s.block[0] = value;
+    else if (key == "block_y")
+      s.block[1] = value;
+    else if (key == "block_z")
+      s.block[2] = value;
+    else if (key == "smem")
+      s.smem = value;
+    else
+      return R::failure(where +
+                        ": unknown key (expected kernel, grid, grid_y, grid_z, block, block_y, block_z or smem)");
   }
-  if (!any) return R::failure("no '// @kevolve' launch lines (a kernel-only candidate needs at least kernel, grid and block)");
+  if (!any)
+    return R::failure("no '// @kevolve' launch lines (a kernel-only candidate needs at least kernel, grid and block)");
   if (s.kernel.empty()) return R::failure("missing '// @kevolve kernel <name>'");
-  if (s.grid[0] == "1" && s.block[0] == "1") return R::failure("missing '// @kevolve grid <expr>' and '// @kevolve block <expr>'");
+  if (s.grid[0] == "1" && s.block[0] == "1")
+    return R::failure("missing '// @kevolve grid <expr>' and '// @kevolve block <expr>'");
   return s;
 }
 
@@ -63,7 +75,8 @@ std::string format_launch_spec(const LaunchSpec& s) {
   o << "// @kevolve kernel " << s.kernel << "\n";
   const char* g[] = {"grid", "grid_y", "grid_z"};
   const char* b[] = {"block", "block_y", "block_z"};
-  for (int i = 0; i < 3; ++i) o << "// @kevolve " << g[i] << " " << s.grid[i] << "\n// @kevolve " << b[i] << " " << s.block[i] << "\n";
+  for (int i = 0; i < 3; ++i)
+    o << "// @kevolve " << g[i] << " " << s.grid[i] << "\n// @kevolve " << b[i] << " " << s.block[i] << "\n";
   o << "// @kevolve smem " << s.smem << "\n";
   return o.str();
 }
@@ -78,7 +91,8 @@ Expected<LaunchDims> resolve_launch(const LaunchSpec& s, ShapeBinding symbols, i
     if (!v) return std::string(key) + " '" + text + "': " + err;
     out = static_cast<int64_t>(std::floor(*v));
     if (out < lo || out > hi)
-      return std::string(key) + " '" + text + "' = " + std::to_string(out) + " (expected " + std::to_string(lo) + ".." + std::to_string(hi) + ")";
+      return std::string(key) + " '" + text + "' = " + std::to_string(out) + " (expected " + std::to_string(lo) + ".." +
+             std::to_string(hi) + ")";
     return "";
   };
   const char* g[] = {"grid", "grid_y", "grid_z"};

@@ -27,22 +27,22 @@ constexpr int kCommandFd = 3, kReplyFd = 4;
 enum class ArtifactKind : uint32_t { cubin = 0, shared_object = 1 };
 
 struct Setup {
-  std::string ipc_handle;     // cudaIpcMemHandle_t bytes of the evaluator's arena
+  std::string ipc_handle;  // cudaIpcMemHandle_t bytes of the evaluator's arena
   int64_t arena_bytes = 0;
-  std::string artifact;       // .cubin (kernel-only, launched by the runner) or .so (host code, kevolve_kernel)
+  std::string artifact;  // .cubin (kernel-only, launched by the runner) or .so (host code, kevolve_kernel)
   ArtifactKind kind = ArtifactKind::cubin;
-  std::string entry;          // kernel name (cubin) or host entry point (.so)
-  int64_t flush_bytes = 0;    // L2 flush buffer the runner allocates for itself
+  std::string entry;                    // kernel name (cubin) or host entry point (.so)
+  int64_t flush_bytes = 0;              // L2 flush buffer the runner allocates for itself
   int64_t device_memory_cap_mb = 1024;  // host-code candidates may not keep more device memory than this
 };
 
 struct Hello {
   bool ok = false;
   std::string message;
-  std::string device;         // name, e.g. "NVIDIA H200"
+  std::string device;  // name, e.g. "NVIDIA H200"
   int32_t sms = 0;
   int64_t l2_bytes = 0;
-  std::string arch;           // sm_XY of the device
+  std::string arch;  // sm_XY of the device
 };
 
 struct GpuTensor {
@@ -79,15 +79,15 @@ struct Batch {
 };
 
 struct CallOutcome {
-  int32_t rc = 0;        // 0 ok; the kernel's return code (.so); -1 a CUDA error (see error)
-  int64_t ns = 0;        // CUDA-event time between the start and end events
+  int32_t rc = 0;  // 0 ok; the kernel's return code (.so); -1 a CUDA error (see error)
+  int64_t ns = 0;  // CUDA-event time between the start and end events
   std::string error;
 };
 
 struct BatchReply {
   std::vector<CallOutcome> calls;
-  int64_t wall_ns = 0;   // kWall: host clock from before the first launch to after the device synchronisation
-  bool fatal = false;    // the runner's CUDA context is unusable; it exits after this reply
+  int64_t wall_ns = 0;  // kWall: host clock from before the first launch to after the device synchronisation
+  bool fatal = false;   // the runner's CUDA context is unusable; it exits after this reply
 };
 
 void encode(wire::Writer& w, const Setup& s);

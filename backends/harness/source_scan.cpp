@@ -8,17 +8,37 @@ namespace {
 
 const std::map<std::string, std::string>& forbidden() {
   static const std::map<std::string, std::string> m = {
-      {"fork", "starting processes"},       {"vfork", "starting processes"},     {"clone", "starting processes"},
-      {"execl", "running programs"},        {"execlp", "running programs"},      {"execle", "running programs"},
-      {"execv", "running programs"},        {"execvp", "running programs"},      {"execvpe", "running programs"},
-      {"execve", "running programs"},       {"fexecve", "running programs"},     {"system", "running programs"},
-      {"popen", "running programs"},        {"posix_spawn", "running programs"}, {"posix_spawnp", "running programs"},
-      {"dlopen", "loading code"},           {"dlmopen", "loading code"},         {"dlsym", "looking up foreign code"},
-      {"dlvsym", "looking up foreign code"}, {"syscall", "raw system calls"},    {"asm", "inline assembly"},
-      {"__asm__", "inline assembly"},       {"__asm", "inline assembly"},        {"socket", "network access"},
-      {"connect", "network access"},        {"ptrace", "inspecting processes"},  {"mprotect", "changing memory protection"},
-      {"torch", "calling the reference (torch)"}, {"ATen", "calling the reference (ATen)"},
-      {"c10", "calling the reference (c10)"}, {"Python", "calling into Python"},
+      {"fork", "starting processes"},
+      {"vfork", "starting processes"},
+      {"clone", "starting processes"},
+      {"execl", "running programs"},
+      {"execlp", "running programs"},
+      {"execle", "running programs"},
+      {"execv", "running programs"},
+      {"execvp", "running programs"},
+      {"execvpe", "running programs"},
+      {"execve", "running programs"},
+      {"fexecve", "running programs"},
+      {"system", "running programs"},
+      {"popen", "running programs"},
+      {"posix_spawn", "running programs"},
+      {"posix_spawnp", "running programs"},
+      {"dlopen", "loading code"},
+      {"dlmopen", "loading code"},
+      {"dlsym", "looking up foreign code"},
+      {"dlvsym", "looking up foreign code"},
+      {"syscall", "raw system calls"},
+      {"asm", "inline assembly"},
+      {"__asm__", "inline assembly"},
+      {"__asm", "inline assembly"},
+      {"socket", "network access"},
+      {"connect", "network access"},
+      {"ptrace", "inspecting processes"},
+      {"mprotect", "changing memory protection"},
+      {"torch", "calling the reference (torch)"},
+      {"ATen", "calling the reference (ATen)"},
+      {"c10", "calling the reference (c10)"},
+      {"Python", "calling into Python"},
   };
   return m;
 }
@@ -31,23 +51,40 @@ std::string strip(const std::string& s) {
     const char c = s[i], n = i + 1 < s.size() ? s[i + 1] : '\0';
     switch (st) {
       case code:
-        if (c == '/' && n == '/') { st = line_comment; out[i] = ' '; }
-        else if (c == '/' && n == '*') { st = block_comment; out[i] = ' '; }
-        else if (c == '"') st = str;
-        else if (c == '\'') st = chr;
+        if (c == '/' && n == '/') {
+          st = line_comment;
+          out[i] = ' ';
+        } else if (c == '/' && n == '*') {
+          st = block_comment;
+          out[i] = ' ';
+        } else if (c == '"')
+          st = str;
+        else if (c == '\'')
+          st = chr;
         break;
       case line_comment:
-        if (c == '\n') st = code; else out[i] = ' ';
+        if (c == '\n')
+          st = code;
+        else
+          out[i] = ' ';
         break;
       case block_comment:
-        if (c == '*' && n == '/') { out[i] = out[i + 1] = ' '; ++i; st = code; }
-        else if (c != '\n') out[i] = ' ';
+        if (c == '*' && n == '/') {
+          out[i] = out[i + 1] = ' ';
+          ++i;
+          st = code;
+        } else if (c != '\n')
+          out[i] = ' ';
         break;
       case str:
       case chr:
-        if (c == '\\') { out[i] = ' '; if (i + 1 < s.size() && s[i + 1] != '\n') out[++i] = ' '; }
-        else if ((st == str && c == '"') || (st == chr && c == '\'')) st = code;
-        else if (c != '\n') out[i] = ' ';
+        if (c == '\\') {
+          out[i] = ' ';
+          if (i + 1 < s.size() && s[i + 1] != '\n') out[++i] = ' ';
+        } else if ((st == str && c == '"') || (st == chr && c == '\''))
+          st = code;
+        else if (c != '\n')
+          out[i] = ' ';
         break;
     }
   }
@@ -63,7 +100,11 @@ std::optional<ScanFinding> scan_tokens(const std::string& source, const std::map
   int line = 1;
   for (size_t i = 0; i < s.size();) {
     const char c = s[i];
-    if (c == '\n') { ++line; ++i; continue; }
+    if (c == '\n') {
+      ++line;
+      ++i;
+      continue;
+    }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t j = i;
       while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;

@@ -7,18 +7,22 @@
 namespace kevolve::harness {
 namespace {
 
-constexpr uint32_t kPoison32 = 0x7FA5A5A5u;            // quiet NaN with a payload no arithmetic produces
+constexpr uint32_t kPoison32 = 0x7FA5A5A5u;  // quiet NaN with a payload no arithmetic produces
 constexpr uint64_t kPoison64 = 0x7FF5A5A5A5A5A5A5ull;
-constexpr uint16_t kPoison16 = 0x7DA5u;                // NaN for fp16 / bf16 bit layouts alike
+constexpr uint16_t kPoison16 = 0x7DA5u;  // NaN for fp16 / bf16 bit layouts alike
 constexpr uint64_t kPoisonI64 = 0x5A5A5A5A5A5A5A5Aull;
 constexpr uint32_t kPoisonI32 = 0x5A5A5A5Au;
 
 double load(const void* p, DType d, int64_t i) {
   switch (d) {
-    case DType::float32: return static_cast<const float*>(p)[i];
-    case DType::float64: return static_cast<const double*>(p)[i];
-    case DType::int32: return static_cast<const int32_t*>(p)[i];
-    case DType::int64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::float32:
+      return static_cast<const float*>(p)[i];
+    case DType::float64:
+      return static_cast<const double*>(p)[i];
+    case DType::int32:
+      return static_cast<const int32_t*>(p)[i];
+    case DType::int64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
     case DType::bfloat16: {
       uint32_t bits = uint32_t(static_cast<const uint16_t*>(p)[i]) << 16;
       float f;
@@ -41,9 +45,12 @@ double load(const void* p, DType d, int64_t i) {
 
 uint64_t poison_pattern(DType d) {
   switch (dtype_size(d)) {
-    case 8: return dtype_is_integer(d) ? kPoisonI64 : kPoison64;
-    case 4: return dtype_is_integer(d) ? kPoisonI32 : kPoison32;
-    default: return kPoison16;
+    case 8:
+      return dtype_is_integer(d) ? kPoisonI64 : kPoison64;
+    case 4:
+      return dtype_is_integer(d) ? kPoisonI32 : kPoison32;
+    default:
+      return kPoison16;
   }
 }
 
@@ -72,23 +79,29 @@ void poison_fill(void* p, DType d, int64_t n) {
 int64_t count_poisoned(const void* p, DType d, int64_t n, int64_t& first) {
   first = -1;
   int64_t c = 0;
-  auto hit = [&](int64_t i) { if (first < 0) first = i; ++c; };
+  auto hit = [&](int64_t i) {
+    if (first < 0) first = i;
+    ++c;
+  };
   switch (dtype_size(d)) {
     case 8: {
       const uint64_t v = dtype_is_integer(d) ? kPoisonI64 : kPoison64;
       const auto* q = static_cast<const uint64_t*>(p);
-      for (int64_t i = 0; i < n; ++i) if (q[i] == v) hit(i);
+      for (int64_t i = 0; i < n; ++i)
+        if (q[i] == v) hit(i);
       break;
     }
     case 4: {
       const uint32_t v = dtype_is_integer(d) ? kPoisonI32 : kPoison32;
       const auto* q = static_cast<const uint32_t*>(p);
-      for (int64_t i = 0; i < n; ++i) if (q[i] == v) hit(i);
+      for (int64_t i = 0; i < n; ++i)
+        if (q[i] == v) hit(i);
       break;
     }
     case 2: {
       const auto* q = static_cast<const uint16_t*>(p);
-      for (int64_t i = 0; i < n; ++i) if (q[i] == kPoison16) hit(i);
+      for (int64_t i = 0; i < n; ++i)
+        if (q[i] == kPoison16) hit(i);
       break;
     }
   }
@@ -119,12 +132,20 @@ void compare_floats(CompareReport& r, L out, L ref, int64_t n, const CompareOpti
   for (int64_t i = 0; i < n; ++i) {
     const double a = out(i), b = ref(i);
     if (!std::isfinite(a) && std::isfinite(b)) {
-      if (r.nonfinite++ == 0 && r.mismatches == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; }
+      if (r.nonfinite++ == 0 && r.mismatches == 0) {
+        r.worst = i;
+        r.worst_out = a;
+        r.worst_ref = b;
+      }
       continue;
     }
     if (!std::isfinite(b)) {  // reference NaN/Inf: the candidate must agree exactly in kind
       if (!(std::isnan(a) && std::isnan(b)) && a != b) {
-        if (r.mismatches++ == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; }
+        if (r.mismatches++ == 0) {
+          r.worst = i;
+          r.worst_out = a;
+          r.worst_ref = b;
+        }
       }
       continue;
     }
@@ -134,10 +155,17 @@ void compare_floats(CompareReport& r, L out, L ref, int64_t n, const CompareOpti
     err2 += e * e;
     ref2 += b * b;
     if (e > o.tol.atol + o.tol.rtol * std::fabs(b)) {
-      if (r.mismatches++ == 0) { r.worst = i; r.worst_out = a; r.worst_ref = b; worst_score = 1e300; }
+      if (r.mismatches++ == 0) {
+        r.worst = i;
+        r.worst_out = a;
+        r.worst_ref = b;
+        worst_score = 1e300;
+      }
     } else if (r.mismatches == 0 && r.nonfinite == 0 && e > worst_score) {
       worst_score = e;
-      r.worst = i; r.worst_out = a; r.worst_ref = b;
+      r.worst = i;
+      r.worst_out = a;
+      r.worst_ref = b;
     }
   }
   r.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0);
@@ -147,7 +175,11 @@ template <class T>
 void compare_ints(CompareReport& r, const T* out, const T* ref, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if (out[i] == ref[i]) continue;  // exact, on the raw values (doubles lose int64 precision above 2^53)
-    if (r.mismatches++ == 0) { r.worst = i; r.worst_out = static_cast<double>(out[i]); r.worst_ref = static_cast<double>(ref[i]); }
+    if (r.mismatches++ == 0) {
+      r.worst = i;
+      r.worst_out = static_cast<double>(out[i]);
+      r.worst_ref = static_cast<double>(ref[i]);
+    }
     r.max_abs = std::max(r.max_abs, std::fabs(static_cast<double>(out[i]) - static_cast<double>(ref[i])));
   }
 }
@@ -168,17 +200,26 @@ CompareReport compare(const void* out, const void* ref, DType d, int64_t n, cons
     }
   }
   switch (d) {
-    case DType::int64: compare_ints(r, static_cast<const int64_t*>(out), static_cast<const int64_t*>(ref), n); break;
-    case DType::int32: compare_ints(r, static_cast<const int32_t*>(out), static_cast<const int32_t*>(ref), n); break;
+    case DType::int64:
+      compare_ints(r, static_cast<const int64_t*>(out), static_cast<const int64_t*>(ref), n);
+      break;
+    case DType::int32:
+      compare_ints(r, static_cast<const int32_t*>(out), static_cast<const int32_t*>(ref), n);
+      break;
     case DType::float32:
-      compare_floats(r, Direct<float>{static_cast<const float*>(out)}, Direct<float>{static_cast<const float*>(ref)}, n, o);
+      compare_floats(r, Direct<float>{static_cast<const float*>(out)}, Direct<float>{static_cast<const float*>(ref)}, n,
+                     o);
       break;
     case DType::float64:
-      compare_floats(r, Direct<double>{static_cast<const double*>(out)}, Direct<double>{static_cast<const double*>(ref)}, n, o);
+      compare_floats(r, Direct<double>{static_cast<const double*>(out)},
+                     Direct<double>{static_cast<const double*>(ref)}, n, o);
       break;
-    default: compare_floats(r, Generic{out, d}, Generic{ref, d}, n, o); break;
+    default:
+      compare_floats(r, Generic{out, d}, Generic{ref, d}, n, o);
+      break;
   }
-  if (r.mismatches || r.nonfinite) r.ok = false;
+  if (r.mismatches || r.nonfinite)
+    r.ok = false;
   else if (!dtype_is_integer(d) && o.magnitude && r.rel_l2 > magnitude_bound(o.tol)) {
     r.ok = false;
     r.magnitude_fail = true;
@@ -198,14 +239,16 @@ std::string describe(const CompareReport& r, const std::string& output_name, con
     os << "output '" << output_name << "': " << r.unwritten << " element(s) never written (still poisoned), first at "
        << index;
   } else if (r.nonfinite) {
-    os << "output '" << output_name << "': " << r.nonfinite << " NaN/Inf element(s) where the reference is finite, first at "
-       << index << " (expected " << r.worst_ref << ")";
+    os << "output '" << output_name << "': " << r.nonfinite
+       << " NaN/Inf element(s) where the reference is finite, first at " << index << " (expected " << r.worst_ref
+       << ")";
   } else if (r.mismatches) {
     os << "output '" << output_name << "': " << r.mismatches << " element(s) outside tolerance, first at " << index
        << ": got " << r.worst_out << ", expected " << r.worst_ref << " (max abs err " << r.max_abs << ")";
   } else if (r.magnitude_fail) {
     os << "output '" << output_name << "': every element within the elementwise tolerance, but the relative L2 error "
-       << r.rel_l2 << " is far above what a correct kernel gives (the output does not follow the reference's magnitude)";
+       << r.rel_l2
+       << " is far above what a correct kernel gives (the output does not follow the reference's magnitude)";
   } else {
     os << "output '" << output_name << "': ok (max abs err " << r.max_abs << ", at " << index << ")";
   }

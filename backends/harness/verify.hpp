@@ -18,12 +18,12 @@ int64_t count_poisoned(const void* p, DType d, int64_t n, int64_t& first);
 
 struct CompareReport {
   bool ok = true;
-  int64_t unwritten = 0;      // elements still poisoned (only counted when poison checking is on)
-  int64_t nonfinite = 0;      // NaN/Inf where the reference is finite
-  int64_t mismatches = 0;     // elements outside atol + rtol*|ref|
+  int64_t unwritten = 0;        // elements still poisoned (only counted when poison checking is on)
+  int64_t nonfinite = 0;        // NaN/Inf where the reference is finite
+  int64_t mismatches = 0;       // elements outside atol + rtol*|ref|
   bool magnitude_fail = false;  // elementwise ok, but ||out-ref|| / ||ref|| above the magnitude bound
   double max_abs = 0, max_rel = 0, rel_l2 = 0;
-  int64_t worst = -1;         // flat index of the worst element (first bad one if any)
+  int64_t worst = -1;  // flat index of the worst element (first bad one if any)
   double worst_out = 0, worst_ref = 0;
 };
 

@@ -29,8 +29,12 @@ int run_captured(const std::vector<std::string>& argv, double timeout_s, std::st
   bool timed_out = false;
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) { timed_out = true; break; }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
     pollfd pf{p[0], POLLIN, 0};
     if (poll(&pf, 1, static_cast<int>(left)) <= 0) continue;
     const ssize_t n = read(p[0], buf, sizeof buf);

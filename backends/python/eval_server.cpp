@@ -49,7 +49,8 @@ std::string EvalServer::start(const std::string& python, const std::string& scri
     dup2(out[1], 1);
     dup2(log, 2);
     for (auto& [name, value] : env_) setenv(name.c_str(), value.c_str(), 1);
-    execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", static_cast<char*>(nullptr));  // "python3": found on PATH
+    execlp(python.c_str(), python.c_str(), script.c_str(), "--serve",
+           static_cast<char*>(nullptr));  // "python3": found on PATH
     _exit(127);
   }
   setpgid(pid_, pid_);  // also here, so that a kill of the group right after the fork cannot miss
@@ -83,8 +84,14 @@ bool EvalServer::gone() {
 }
 
 void EvalServer::stop() {
-  if (to_ >= 0) { close(to_); to_ = -1; }
-  if (from_ >= 0) { close(from_); from_ = -1; }
+  if (to_ >= 0) {
+    close(to_);
+    to_ = -1;
+  }
+  if (from_ >= 0) {
+    close(from_);
+    from_ = -1;
+  }
   if (pid_ > 0) {
     // Closing its stdin ends the serve loop; one that does not end within 5 s is killed with its group.
     for (int i = 0; i < 50 && !gone(); ++i) usleep(100000);
@@ -94,11 +101,14 @@ void EvalServer::stop() {
     }
     pid_ = -1;
   }
-  if (!log_.empty()) { std::remove(log_.c_str()); log_.clear(); }
+  if (!log_.empty()) {
+    std::remove(log_.c_str());
+    log_.clear();
+  }
 }
 
-Expected<std::string> EvalServer::ask(const std::string& python, const std::string& script, const std::vector<std::string>& args,
-                                      double timeout_s) {
+Expected<std::string> EvalServer::ask(const std::string& python, const std::string& script,
+                                      const std::vector<std::string>& args, double timeout_s) {
   // A server that died just before or while taking the request (killed from outside between two candidates)
   // is replaced and asked once more; one that dies again, or does not answer in time, is the answer.
   auto r = ask_once(python, script, args, timeout_s);
@@ -106,22 +116,27 @@ Expected<std::string> EvalServer::ask(const std::string& python, const std::stri
   return r;
 }
 
-Expected<std::string> EvalServer::ask_once(const std::string& python, const std::string& script, const std::vector<std::string>& args,
-                                           double timeout_s) {
+Expected<std::string> EvalServer::ask_once(const std::string& python, const std::string& script,
+                                           const std::vector<std::string>& args, double timeout_s) {
   using R = Expected<std::string>;
   died_ = false;
   if (pid_ > 0 && gone()) stop();  // died since the last answer: start another
   if (pid_ <= 0)
-    if (auto err = start(python, script); !err.empty()) { stop(); return R::failure(err); }
+    if (auto err = start(python, script); !err.empty()) {
+      stop();
+      return R::failure(err);
+    }
   std::string line = "{\"argv\":[";
   for (size_t i = 0; i < args.size(); ++i) line += (i ? "," : "") + json::quote(args[i]);
   line += "]}\n";
   auto died = [&](const std::string& what) {
     gone();
-    const std::string why = what + (reaped_ && WIFSIGNALED(status_) ? " (signal " + std::string(strsignal(WTERMSIG(status_))) + ")"
-                                    : reaped_                        ? " (status " + std::to_string(WEXITSTATUS(status_)) + ")"
-                                                                     : std::string()) +
-                            ": " + log_tail();
+    const std::string why =
+        what +
+        (reaped_ && WIFSIGNALED(status_) ? " (signal " + std::string(strsignal(WTERMSIG(status_))) + ")"
+         : reaped_                       ? " (status " + std::to_string(WEXITSTATUS(status_)) + ")"
+                                         : std::string()) +
+        ": " + log_tail();
     died_ = true;
     stop();
     return R::failure(why);
@@ -139,11 +154,12 @@ Expected<std::string> EvalServer::ask_once(const std::string& python, const std:
       pending_.erase(0, nl + 1);
       return answer;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       kill(-pid_, SIGKILL);  // the server and anything it started in its group; its runners die with it
-      const std::string why =
-          "the Python evaluator gave no answer within " + std::to_string(static_cast<int>(timeout_s)) + " s; killed: " + log_tail();
+      const std::string why = "the Python evaluator gave no answer within " +
+                              std::to_string(static_cast<int>(timeout_s)) + " s; killed: " + log_tail();
       stop();
       return R::failure(why);
     }

@@ -22,13 +22,15 @@ class EvalServer {
   // `python script --serve` on first use and again after it died (a request it died on is sent once more to
   // the new one); one that does not answer within `timeout_s` is killed (its runners die with it). An error
   // says what happened, with the log's tail.
-  Expected<std::string> ask(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
+  Expected<std::string> ask(const std::string& python, const std::string& script, const std::vector<std::string>& args,
+                            double timeout_s);
   void stop();
   // Set in the server's environment when it starts (CUDA_VISIBLE_DEVICES: the GPU of this device).
   void set_env(std::string name, std::string value) { env_.emplace_back(std::move(name), std::move(value)); }
 
  private:
-  Expected<std::string> ask_once(const std::string& python, const std::string& script, const std::vector<std::string>& args, double timeout_s);
+  Expected<std::string> ask_once(const std::string& python, const std::string& script,
+                                 const std::vector<std::string>& args, double timeout_s);
   std::string start(const std::string& python, const std::string& script);
   std::string log_tail() const;
   bool gone();
@@ -38,7 +40,7 @@ class EvalServer {
   bool died_ = false;  // the last ask_once found the process gone (not a timeout)
   bool reaped_ = false;
   std::vector<std::pair<std::string, std::string>> env_;
-  int status_ = 0;     // its wait status, once reaped
+  int status_ = 0;  // its wait status, once reaped
 };
 
 }  // namespace kevolve::python

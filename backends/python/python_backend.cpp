@@ -43,13 +43,13 @@ std::string read_json_object(const std::string& json, F&& read) {
     simdjson::ondemand::object obj = doc.get_object();
     read(obj);
     return "";
-  } catch (const simdjson::simdjson_error& e) {
-    return e.what();
-  }
+  } catch (const simdjson::simdjson_error& e) { return e.what(); }
 }
 
 // The other scripts of the Python interpreter live beside the evaluator.
-std::string beside_evaluator(const std::string& file) { return (fs::path(evaluator_script()).parent_path() / file).string(); }
+std::string beside_evaluator(const std::string& file) {
+  return (fs::path(evaluator_script()).parent_path() / file).string();
+}
 
 Expected<std::string> read_text(const std::string& path, const std::string& what) {
   std::ifstream in(path);
@@ -108,11 +108,12 @@ Expected<FamilyMatch> match_family(const std::string& problem_file) {
   const std::string py = torch_python();
   if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
   std::string out;
-  const int rc = process::run_captured({py, beside_evaluator("kevolve_py_match.py"), "--problem", problem_file}, 300, out);
+  const int rc =
+      process::run_captured({py, beside_evaluator("kevolve_py_match.py"), "--problem", problem_file}, 300, out);
   const std::string json = last_json(out);
   if (rc != 0 || json.empty())
-    return R::failure(problem_file + ": the family matcher gave no result (exit " + std::to_string(rc) + "): " +
-                      out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+    return R::failure(problem_file + ": the family matcher gave no result (exit " + std::to_string(rc) +
+                      "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
   FamilyMatch m;
   std::string error;
   const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
@@ -144,18 +145,23 @@ Expected<std::string> renamed_problem_source(const std::string& problem_file) {
   return std::regex_replace(*text, std::regex(R"(\bModel\b)"), "_KevolveBase");
 }
 
-Expected<std::string> kernel_glue_source() { return read_text(beside_evaluator("kevolve_kernel_glue.py"), "the kernel glue"); }
+Expected<std::string> kernel_glue_source() {
+  return read_text(beside_evaluator("kevolve_kernel_glue.py"), "the kernel glue");
+}
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
   b.entry = "ModelNew";
   if (c.language != "python") {
-    b.verdict = make_verdict(EvalStatus::harness_error, "language", "the Python backend takes Python candidates; this one is '" + c.language + "'", o.detectors);
+    b.verdict =
+        make_verdict(EvalStatus::harness_error, "language",
+                     "the Python backend takes Python candidates; this one is '" + c.language + "'", o.detectors);
     return b;
   }
   b.dir = make_build_dir();
   if (b.dir.empty()) {
-    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private folder under $TMPDIR", o.detectors);
+    b.verdict =
+        make_verdict(EvalStatus::harness_error, "build", "cannot create a private folder under $TMPDIR", o.detectors);
     return b;
   }
   b.build.artifact = b.dir + "/candidate.py";
@@ -164,7 +170,8 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   return b;
 }
 
-PythonBackend::PythonBackend(std::string device) : device_(std::move(device)), server_(std::make_unique<EvalServer>()) {}
+PythonBackend::PythonBackend(std::string device)
+    : device_(std::move(device)), server_(std::make_unique<EvalServer>()) {}
 PythonBackend::~PythonBackend() = default;
 
 void PythonBackend::use_gpu(int index) { server_->set_env("CUDA_VISIBLE_DEVICES", cuda_visible_device(index)); }
@@ -191,22 +198,45 @@ EvalResult PythonBackend::evaluate_reference(const ProblemSpec& spec, const Eval
 // $XDG_CACHE_HOME/kevolve, else ~/.cache/kevolve ("" when none can be named).
 static std::string compile_cache_file() {
   std::string dir;
-  if (const char* d = std::getenv("KEVOLVE_CACHE_DIR"); d && *d) dir = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/kevolve";
-  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/kevolve";
+  if (const char* d = std::getenv("KEVOLVE_CACHE_DIR"); d && *d)
+    dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = std::string(x) + "/kevolve";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    dir = std::string(h) + "/.cache/kevolve";
   return dir.empty() ? "" : dir + "/torch-compile-baselines.json";
 }
 
-EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o, bool reference) {
+EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o,
+                              bool reference) {
   const std::string py = torch_python();
   if (py.empty())
-    return make_verdict(EvalStatus::harness_error, "worker", "no python3 with torch on this machine (set KEVOLVE_PYTHON)", o.detectors);
+    return make_verdict(EvalStatus::harness_error, "worker",
+                        "no python3 with torch on this machine (set KEVOLVE_PYTHON)", o.detectors);
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> argv{"--json", "--problem", spec.file, "--candidate", candidate, "--device", device_,
-                                "--threads", std::to_string(threads), "--trials", std::to_string(o.trials), "--seed", std::to_string(o.seed),
-                                "--min-time", std::to_string(o.min_time_s), "--min-reps", std::to_string(o.min_reps), "--max-reps",
-                                std::to_string(o.max_reps), "--timeout", std::to_string(o.call_timeout_s)};
-  if (const std::string cache = compile_cache_file(); !cache.empty()) argv.insert(argv.end(), {"--compile-cache", cache});
+  std::vector<std::string> argv{"--json",
+                                "--problem",
+                                spec.file,
+                                "--candidate",
+                                candidate,
+                                "--device",
+                                device_,
+                                "--threads",
+                                std::to_string(threads),
+                                "--trials",
+                                std::to_string(o.trials),
+                                "--seed",
+                                std::to_string(o.seed),
+                                "--min-time",
+                                std::to_string(o.min_time_s),
+                                "--min-reps",
+                                std::to_string(o.min_reps),
+                                "--max-reps",
+                                std::to_string(o.max_reps),
+                                "--timeout",
+                                std::to_string(o.call_timeout_s)};
+  if (const std::string cache = compile_cache_file(); !cache.empty())
+    argv.insert(argv.end(), {"--compile-cache", cache});
   if (reference) argv.insert(argv.end(), {"--detector-off", "static"});
   if (!o.detectors.on(Detector::input_mutation)) argv.insert(argv.end(), {"--detector-off", "input_mutation"});
   if (!o.detectors.on(Detector::fresh_data)) argv.insert(argv.end(), {"--detector-off", "fresh_data"});
@@ -240,20 +270,23 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
     auto c = obj["compile"];
     if (c.type() == simdjson::ondemand::json_type::object) {
       simdjson::ondemand::object co = c.get_object();
-      if (!co["unavailable"].get(sv)) r.profile = "torch.compile: unavailable (" + std::string(sv) + ")\n";
+      if (!co["unavailable"].get(sv))
+        r.profile = "torch.compile: unavailable (" + std::string(sv) + ")\n";
       else {
         std::string_view measured;
         const bool cached = !co["measured"].get(measured) && (co.reset(), !co["cached"].error());
         co.reset();
         r.compiled = timing_from(co);
         r.profile = "torch.compile of the reference: " + std::to_string(r.compiled.median_ms) + " ms" +
-                    (cached ? " (measured by an earlier evaluation, " + std::string(measured) + ", and reused)" : "") + "\n";
+                    (cached ? " (measured by an earlier evaluation, " + std::string(measured) + ", and reused)" : "") +
+                    "\n";
       }
     }
     if (!obj["runner_log"].get(sv)) r.runner_log = std::string(sv);
   });
   if (!bad.empty())
-    return make_verdict(EvalStatus::harness_error, "worker", "unreadable result from the Python evaluator: " + bad, o.detectors);
+    return make_verdict(EvalStatus::harness_error, "worker", "unreadable result from the Python evaluator: " + bad,
+                        o.detectors);
   r.device = device_ == "cuda" ? "CUDA (python)" : "CPU (python)";
   return r;
 }

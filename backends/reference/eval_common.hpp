@@ -37,7 +37,8 @@ inline std::string shape_string(const ShapeBinding& b) {
 }
 
 inline uint64_t mix_seed(uint64_t base, uint64_t a, uint64_t b) {
-  uint64_t x = base * 0x9E3779B97F4A7C15ull ^ (a + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^ (b + 1) * 0x94D049BB133111EBull;
+  uint64_t x = base * 0x9E3779B97F4A7C15ull ^ (a + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^
+               (b + 1) * 0x94D049BB133111EBull;
   x ^= x >> 31;
   return x & 0x7FFFFFFFFFFFull;
 }

@@ -10,12 +10,18 @@ namespace kevolve::reference {
 
 at::ScalarType to_scalar_type(DType d) {
   switch (d) {
-    case DType::float32: return at::kFloat;
-    case DType::float64: return at::kDouble;
-    case DType::int32: return at::kInt;
-    case DType::int64: return at::kLong;
-    case DType::bfloat16: return at::kBFloat16;
-    case DType::float16: return at::kHalf;
+    case DType::float32:
+      return at::kFloat;
+    case DType::float64:
+      return at::kDouble;
+    case DType::int32:
+      return at::kInt;
+    case DType::int64:
+      return at::kLong;
+    case DType::bfloat16:
+      return at::kBFloat16;
+    case DType::float16:
+      return at::kHalf;
   }
   return at::kFloat;
 }
@@ -47,20 +53,26 @@ at::Tensor generate(const ProblemSpec& spec, const TensorSpec& in, const ShapeBi
   std::vector<int64_t> dims;
   bool dynamic = false;
   for (auto& d : in.shape) {
-    if (d == "*") { dynamic = true; dims.push_back(-1); continue; }
+    if (d == "*") {
+      dynamic = true;
+      dims.push_back(-1);
+      continue;
+    }
     std::string err;
     auto v = eval_expr(d, shape, err);
     if (!v) throw GenError{"shape '" + d + "': " + err};
     dims.push_back(static_cast<int64_t>(*v));
   }
-  if (dynamic && g.kind != "segment_sorted") throw GenError{"shape \"*\" is only allowed with the segment_sorted generator"};
+  if (dynamic && g.kind != "segment_sorted")
+    throw GenError{"shape \"*\" is only allowed with the segment_sorted generator"};
 
   if (g.kind == "normal")
     return at::normal(num("mean"), num("std"), dims, gen, at::TensorOptions().dtype(at::kFloat)).to(st);
   if (g.kind == "uniform") return at::empty(dims, at::kDouble).uniform_(num("low"), num("high"), gen).to(st);
   if (g.kind == "randint")
     return at::randint(static_cast<int64_t>(num("low")), static_cast<int64_t>(num("high")), dims, gen,
-                       at::TensorOptions().dtype(at::kLong)).to(st);
+                       at::TensorOptions().dtype(at::kLong))
+        .to(st);
   if (g.kind == "sorted_unique") {
     int64_t n = 1;
     for (auto d : dims) n *= d;
@@ -79,26 +91,29 @@ at::Tensor generate(const ProblemSpec& spec, const TensorSpec& in, const ShapeBi
   }
   if (g.kind == "offsets") {
     if (dims.size() != 1 || dims[0] < 1) throw GenError{"offsets needs a 1-D shape such as [\"F+1\"]"};
-    auto len = at::randint(static_cast<int64_t>(num("min_len")), static_cast<int64_t>(num("max_len")) + 1, {dims[0] - 1},
-                           gen, at::TensorOptions().dtype(at::kLong));
+    auto len = at::randint(static_cast<int64_t>(num("min_len")), static_cast<int64_t>(num("max_len")) + 1,
+                           {dims[0] - 1}, gen, at::TensorOptions().dtype(at::kLong));
     return at::cat({at::zeros({1}, at::kLong), len.cumsum(0)}).to(st);
   }
   if (g.kind == "segment_sorted") {
     std::vector<int64_t> bounds{0};
     if (g.names.count("lengths")) {
       const at::Tensor l = find_input(made, spec, g.names.at("lengths")).reshape({-1}).to(at::kLong);
-      for (int64_t i = 0; i < l.numel(); ++i) bounds.push_back(bounds.back() + std::max<int64_t>(0, l[i].item<int64_t>()));
+      for (int64_t i = 0; i < l.numel(); ++i)
+        bounds.push_back(bounds.back() + std::max<int64_t>(0, l[i].item<int64_t>()));
     } else {
       const at::Tensor o = find_input(made, spec, g.names.at("offsets")).reshape({-1}).to(at::kLong);
       bounds.assign(o.data_ptr<int64_t>(), o.data_ptr<int64_t>() + o.numel());
     }
     const int64_t total = bounds.back();
     at::Tensor flat = dtype_is_integer(in.dtype)
-                          ? at::randint(static_cast<int64_t>(num("low")), static_cast<int64_t>(num("high")), {total}, gen,
-                                        at::TensorOptions().dtype(at::kLong))
+                          ? at::randint(static_cast<int64_t>(num("low")), static_cast<int64_t>(num("high")), {total},
+                                        gen, at::TensorOptions().dtype(at::kLong))
                           : at::empty({total}, at::kDouble).uniform_(num("low"), num("high"), gen);
-    if (flat.scalar_type() == at::kLong) sort_segments<int64_t>(flat, bounds);
-    else sort_segments<double>(flat, bounds);
+    if (flat.scalar_type() == at::kLong)
+      sort_segments<int64_t>(flat, bounds);
+    else
+      sort_segments<double>(flat, bounds);
     return flat.to(st);
   }
   throw GenError{"unknown generator kind '" + g.kind + "'"};

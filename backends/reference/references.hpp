@@ -15,7 +15,7 @@ using BoundReference = std::function<std::vector<at::Tensor>()>;
 
 struct Reference {
   std::string name;
-  std::string formula;  // what it computes, as a user would write it in PyTorch
+  std::string formula;              // what it computes, as a user would write it in PyTorch
   std::vector<std::string> inputs;  // input names, in the order bind() receives them (matched to the spec by name)
   // Binds the op to inputs and params (may do set-up that is not part of the timed op, e.g. building the
   // autograd graph of the forward pass for a backward reference).

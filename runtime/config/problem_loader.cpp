@@ -69,7 +69,9 @@ class Loader {
   DType dtype(const toml::table& t, const std::string& where) const {
     const std::string s = str(t, "dtype", where, true);
     DType d;
-    if (!parse_dtype(s, d)) fail(where + "dtype", "'" + s + "' is not a dtype (expected float32, float64, int32, int64, bfloat16 or float16)");
+    if (!parse_dtype(s, d))
+      fail(where + "dtype",
+           "'" + s + "' is not a dtype (expected float32, float64, int32, int64, bfloat16 or float16)");
     return d;
   }
 
@@ -102,12 +104,13 @@ class Loader {
       root = toml::parse_file(file_);
     } catch (const toml::parse_error& e) {
       std::ostringstream os;
-      os << file_ << ":" << e.source().begin.line << ":" << e.source().begin.column << ": TOML syntax error: "
-         << e.description();
+      os << file_ << ":" << e.source().begin.line << ":" << e.source().begin.column
+         << ": TOML syntax error: " << e.description();
       throw SpecError{os.str()};
     }
-    only_keys(root, "", {"name", "description", "tags", "reference", "naive", "entry", "params", "inputs",
-                         "outputs", "tolerance", "shapes", "roofline"});
+    only_keys(root, "",
+              {"name", "description", "tags", "reference", "naive", "entry", "params", "inputs", "outputs", "tolerance",
+               "shapes", "roofline"});
     ProblemSpec p;
     p.file = file_;
     p.dir = fs::path(file_).parent_path().string();
@@ -166,7 +169,8 @@ class Loader {
       p.bench_cuda = binding(*bc, "shapes.bench_cuda");
       for (auto& [k, v] : p.bench) {
         (void)v;
-        if (!p.bench_cuda.count(k)) fail("shapes.bench_cuda." + k, "missing (every shape must give the symbols of shapes.bench)");
+        if (!p.bench_cuda.count(k))
+          fail("shapes.bench_cuda." + k, "missing (every shape must give the symbols of shapes.bench)");
       }
       for (auto& [k, v] : p.bench_cuda) {
         (void)v;
@@ -182,8 +186,10 @@ class Loader {
         const std::string w = std::string(key) + "[" + std::to_string(i) + "].";
         auto t = arr->get(i)->as_table();
         if (!t) fail(key, "expected an array of tables");
-        if (inputs) only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape", "generator"});
-        else only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape"});
+        if (inputs)
+          only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape", "generator"});
+        else
+          only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape"});
         TensorSpec ts;
         ts.name = str(*t, "name", w, true);
         ts.dtype = dtype(*t, w);
@@ -219,7 +225,10 @@ class Loader {
       }
     }
     for (auto& o : p.outputs) {
-      if (dtype_is_integer(o.dtype)) { p.tolerances.try_emplace(o.dtype, Tolerance{0, 0}); continue; }
+      if (dtype_is_integer(o.dtype)) {
+        p.tolerances.try_emplace(o.dtype, Tolerance{0, 0});
+        continue;
+      }
       if (!p.tolerances.count(o.dtype))
         fail(std::string("tolerance.") + dtype_name(o.dtype),
              "missing (output '" + o.name + "' is " + dtype_name(o.dtype) + "; expected atol and rtol)");
@@ -257,7 +266,8 @@ class Loader {
     std::vector<std::string> refs(kind->names.begin(), kind->names.end());
     if (gs.kind == "segment_sorted") {
       const bool l = g->contains("lengths"), o = g->contains("offsets");
-      if (l == o) fail(w + "generator", "segment_sorted needs exactly one of lengths = \"INPUT\" or offsets = \"INPUT\"");
+      if (l == o)
+        fail(w + "generator", "segment_sorted needs exactly one of lengths = \"INPUT\" or offsets = \"INPUT\"");
       refs.push_back(l ? "lengths" : "offsets");
     }
     for (auto& r : refs) {
@@ -281,9 +291,7 @@ Expected<ProblemSpec> load_problem(const std::string& path) {
   if (!fs::exists(path)) return Expected<ProblemSpec>::failure(path + ": no such file");
   try {
     return Loader(path).load();
-  } catch (const SpecError& e) {
-    return Expected<ProblemSpec>::failure(e.text);
-  }
+  } catch (const SpecError& e) { return Expected<ProblemSpec>::failure(e.text); }
 }
 
 std::vector<std::string> default_problem_roots() {

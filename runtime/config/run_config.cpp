@@ -48,8 +48,10 @@ class Reader {
     if (!t || !t->contains(key)) return;
     auto node = (*t)[key];
     std::optional<double> v;
-    if (node.is_integer()) v = static_cast<double>(*node.value<int64_t>());
-    else if (node.is_floating_point()) v = *node.value<double>();
+    if (node.is_integer())
+      v = static_cast<double>(*node.value<int64_t>());
+    else if (node.is_floating_point())
+      v = *node.value<double>();
     const std::string k = std::string(sec) + "." + key;
     if (!v) fail(k, "expected a number");
     if (*v < lo || *v > hi) {
@@ -99,10 +101,12 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       (void)v;
       static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null", "llm", "cluster"};
       if (!top.count(std::string(k.str())))
-        r.fail(std::string(k.str()), "unknown section (expected search, strategy, budget, store, eval, llm, cluster or null)");
+        r.fail(std::string(k.str()),
+               "unknown section (expected search, strategy, budget, store, eval, llm, cluster or null)");
     }
-    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store", "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers", "devices",
-                                "retime_top", "retime_min_time", "device_class"});
+    auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store",
+                                "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers",
+                                "devices", "retime_top", "retime_min_time", "device_class"});
     if (!s) r.fail("search", "missing (expected a [search] table with at least problem = \"NAME\")");
     r.get(s, "search", "problem", c.problem);
     if (c.problem.empty()) r.fail("search.problem", "missing (expected a problem name such as \"rmsnorm_fwd\")");
@@ -119,8 +123,10 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     if (c.op != "template" && c.op != "null" && c.op != "llm" && c.op != "replay")
       r.fail("search.operator", "'" + c.op + "' (expected template, llm, replay, or null with the null backend)");
     if (c.op == "replay" && (c.replay_store.empty() || c.replay_search.empty()))
-      r.fail("search.replay_store", "operator = \"replay\" needs replay_store (a store path) and replay_search (a search id)");
-    if (c.op == "null" && !is_backend(c.backend, BackendKind::null)) r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
+      r.fail("search.replay_store",
+             "operator = \"replay\" needs replay_store (a store path) and replay_search (a search id)");
+    if (c.op == "null" && !is_backend(c.backend, BackendKind::null))
+      r.fail("search.operator", "the null operator makes no real kernels; use it only with backend = \"null\"");
     r.get(s, "search", "seed", c.seed, 0, 9e15);
     r.get(s, "search", "max_in_flight", c.max_in_flight, 1, 1e6);
     r.get(s, "search", "build_workers", c.build_workers, 0, 256);
@@ -129,8 +135,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(s, "search", "retime_top", c.retime_top, 0, 20);
     r.get(s, "search", "retime_min_time", c.retime_min_time, 0.01, 60);
 
-    auto st = r.table("strategy", {"name", "max_children", "exploration", "widening", "islands", "population", "selection",
-                                   "tournament_size", "crossover_rate", "migration_interval"});
+    auto st = r.table("strategy", {"name", "max_children", "exploration", "widening", "islands", "population",
+                                   "selection", "tournament_size", "crossover_rate", "migration_interval"});
     r.get(st, "strategy", "name", c.strategy.name);
     r.get(st, "strategy", "max_children", c.strategy.max_children, 1, 1000);
     r.get(st, "strategy", "exploration", c.strategy.exploration, 0, 100);
@@ -162,13 +168,15 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(e, "eval", "timeout", c.eval.call_timeout_s, 0.1, 3600);
     r.get(e, "eval", "memory_mb", c.eval.memory_limit_mb, 16, 1e7);
     r.get(e, "eval", "arch", c.eval.arch);
-    if (c.eval.arch.rfind("sm_", 0) != 0) r.fail("eval.arch", "'" + c.eval.arch + "' (expected a real architecture such as sm_90)");
+    if (c.eval.arch.rfind("sm_", 0) != 0)
+      r.fail("eval.arch", "'" + c.eval.arch + "' (expected a real architecture such as sm_90)");
     c.eval.seed = c.seed;
 
-    auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries",
-                             "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out", "token_budget", "cost_budget",
-                             "models", "ca_file", "kernel_language"});
-    if (c.op == "llm" && !l) r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
+    auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout",
+                             "retries", "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out",
+                             "token_budget", "cost_budget", "models", "ca_file", "kernel_language"});
+    if (c.op == "llm" && !l)
+      r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
     r.get(l, "llm", "endpoint", c.llm.endpoint);
     r.get(l, "llm", "model", c.llm.model);
@@ -186,7 +194,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(l, "llm", "api_key_env", c.llm.api_key_env);
     r.get(l, "llm", "ca_file", c.llm.ca_file);
     r.get(l, "llm", "kernel_language", c.llm_kernel_language);
-    if (!c.llm_kernel_language.empty() && c.llm_kernel_language != "cuda" && c.llm_kernel_language != "triton" && c.llm_kernel_language != "cpp")
+    if (!c.llm_kernel_language.empty() && c.llm_kernel_language != "cuda" && c.llm_kernel_language != "triton" &&
+        c.llm_kernel_language != "cpp")
       r.fail("llm.kernel_language", "'" + c.llm_kernel_language + "' (expected cuda, triton or cpp)");
     r.get(l, "llm", "temperature", c.llm.temperature, 0, 2);
     r.get(l, "llm", "max_tokens", c.llm.max_tokens, 1, 1e6);
@@ -203,7 +212,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);
     r.get(n, "null", "ledger", c.null_ledger);
 
-    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca", "searches", "stay"});
+    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca",
+                                  "searches", "stay"});
     r.get(cl, "cluster", "stay", c.cluster.stay);
     if (cl && cl->contains("searches")) {
       auto arr = (*cl)["searches"].as_array();
@@ -225,8 +235,11 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(cl, "cluster", "tls_ca", c.cluster.tls_ca);
     const int tls = !c.cluster.tls_cert.empty() + !c.cluster.tls_key.empty() + !c.cluster.tls_ca.empty();
     if (tls != 0 && tls != 3)
-      r.fail(c.cluster.tls_ca.empty() ? "cluster.tls_ca" : c.cluster.tls_cert.empty() ? "cluster.tls_cert" : "cluster.tls_key",
-             "missing: TLS needs tls_cert, tls_key and tls_ca together (without a CA file the peers are not authenticated, "
+      r.fail(c.cluster.tls_ca.empty()     ? "cluster.tls_ca"
+             : c.cluster.tls_cert.empty() ? "cluster.tls_cert"
+                                          : "cluster.tls_key",
+             "missing: TLS needs tls_cert, tls_key and tls_ca together (without a CA file the peers are not "
+             "authenticated, "
              "which this node refuses)");
 
     if (c.search_id.empty()) {
@@ -234,9 +247,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
       if (auto slash = p.find_last_of('/'); slash != std::string::npos) p = p.substr(slash + 1);
       c.search_id = p + "-" + c.strategy.name + "-s" + std::to_string(c.seed);
     }
-  } catch (const ConfigError& e) {
-    return R::failure(e.text);
-  }
+  } catch (const ConfigError& e) { return R::failure(e.text); }
   return c;
 }
 

@@ -12,24 +12,25 @@
 namespace kevolve {
 
 struct RunConfig {
-  std::string file;         // the config file
-  std::string text;         // its contents (stored with the search)
-  std::string problem;      // problem name or path to problem.toml
-  std::string search_id;    // default: <problem>-<strategy>-s<seed>
-  std::string backend = "cpu";     // cpu | null (synthetic, for engine benchmarks and tests)
-  std::string op = "template";     // operator
-  std::string template_name;       // knowledge/templates/<backend>/<this>; default: the problem's name
-  bool directed = false;           // the template operator follows each parent's diagnosis
-  bool warm_start = true;          // a new search starts from the best kernel earlier searches stored (context memory)
-  std::string hardware = "auto";   // knowledge/hardware/<this>: constraints for templates and prompts; auto = this CPU
-  llm::LlmConfig llm;              // operator = "llm"
-  int llm_concurrency = 2;         // LLM requests in flight at once
-  std::string llm_kernel_language; // KernelBench-format problems: ModelNew's kernels in cuda | triton | cpp ("" = cuda on the GPU, cpp on the CPU)
+  std::string file;               // the config file
+  std::string text;               // its contents (stored with the search)
+  std::string problem;            // problem name or path to problem.toml
+  std::string search_id;          // default: <problem>-<strategy>-s<seed>
+  std::string backend = "cpu";    // cpu | null (synthetic, for engine benchmarks and tests)
+  std::string op = "template";    // operator
+  std::string template_name;      // knowledge/templates/<backend>/<this>; default: the problem's name
+  bool directed = false;          // the template operator follows each parent's diagnosis
+  bool warm_start = true;         // a new search starts from the best kernel earlier searches stored (context memory)
+  std::string hardware = "auto";  // knowledge/hardware/<this>: constraints for templates and prompts; auto = this CPU
+  llm::LlmConfig llm;             // operator = "llm"
+  int llm_concurrency = 2;        // LLM requests in flight at once
+  std::string
+      llm_kernel_language;  // KernelBench-format problems: ModelNew's kernels in cuda | triton | cpp ("" = cuda on the GPU, cpp on the CPU)
   std::string replay_store, replay_search;  // operator = "replay": the recorded search to replay
   uint64_t seed = 1;
-  int max_in_flight = 4;           // candidates proposed but not yet scored
-  int build_workers = 0;           // compile farm size; 0 = number of cores
-  int devices = 1;                 // evaluation devices (CPU: 1, so timings do not contend)
+  int max_in_flight = 4;  // candidates proposed but not yet scored
+  int build_workers = 0;  // compile farm size; 0 = number of cores
+  int devices = 1;        // evaluation devices (CPU: 1, so timings do not contend)
   // Only devices whose class ("cuda:sm_90 NVIDIA H200", backends/build_target.hpp) contains this text
   // evaluate the search's candidates; "" = any. A local run refuses a value its own devices do not match.
   std::string device_class;
@@ -42,17 +43,17 @@ struct RunConfig {
   EvalOptions eval;
   // `kevolve node` only: where evaluators and consoles connect, and how they prove the shared secret.
   struct Cluster {
-    std::string listen = "127.0.0.1:7411";           // HOST:PORT (loopback unless configured)
+    std::string listen = "127.0.0.1:7411";              // HOST:PORT (loopback unless configured)
     std::string secret_env = "KEVOLVE_CLUSTER_SECRET";  // the variable that holds the shared secret
-    double eval_timeout_s = 900;                      // a remote evaluation without an answer by then is re-queued
-    double heartbeat_s = 1;                           // connection heartbeats (a cut is noticed after 5 missed)
-    std::string tls_cert, tls_key, tls_ca;            // TLS (CAF's OpenSSL module): all three, or none
-    std::vector<std::string> searches;                // further search configs the node starts (relative to this file)
-    bool stay = false;                                // keep serving when every search has ended (console submit)
+    double eval_timeout_s = 900;                        // a remote evaluation without an answer by then is re-queued
+    double heartbeat_s = 1;                             // connection heartbeats (a cut is noticed after 5 missed)
+    std::string tls_cert, tls_key, tls_ca;              // TLS (CAF's OpenSSL module): all three, or none
+    std::vector<std::string> searches;  // further search configs the node starts (relative to this file)
+    bool stay = false;                  // keep serving when every search has ended (console submit)
   } cluster;
   // null backend only
-  double null_delay_ms = 0;         // simulated evaluation time
-  std::string null_ledger;          // append "search node" per finished evaluation (crash tests)
+  double null_delay_ms = 0;  // simulated evaluation time
+  std::string null_ledger;   // append "search node" per finished evaluation (crash tests)
 };
 
 // Loads `path`; relative paths inside (store, ledger) are resolved against the current directory.

@@ -13,8 +13,13 @@ struct Parser {
   std::string& err;
   size_t i = 0;
 
-  void skip() { while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i; }
-  bool fail(const std::string& m) { if (err.empty()) err = m; return false; }
+  void skip() {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  bool fail(const std::string& m) {
+    if (err.empty()) err = m;
+    return false;
+  }
 
   bool primary(double& v) {
     skip();
@@ -28,7 +33,12 @@ struct Parser {
       ++i;
       return true;
     }
-    if (c == '-') { ++i; if (!primary(v)) return false; v = -v; return true; }
+    if (c == '-') {
+      ++i;
+      if (!primary(v)) return false;
+      v = -v;
+      return true;
+    }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
       size_t used = 0;
       v = std::stod(s.substr(i), &used);
@@ -52,7 +62,8 @@ struct Parser {
   }
   // name(a, b) for the two-argument functions cdiv (rounds up), min and max; `at` is past the '('.
   bool call(const std::string& name, size_t at, double& v) {
-    if (name != "cdiv" && name != "min" && name != "max") return fail("unknown function '" + name + "' (expected cdiv, min or max)");
+    if (name != "cdiv" && name != "min" && name != "max")
+      return fail("unknown function '" + name + "' (expected cdiv, min or max)");
     i = at;
     double a, b;
     if (!sum(a)) return false;

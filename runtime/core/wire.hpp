@@ -16,8 +16,13 @@ class Writer {
   void u32(uint32_t v) { raw(&v, 4); }
   void i64(int64_t v) { raw(&v, 8); }
   void f64(double v) { raw(&v, 8); }
-  void str(const std::string& s) { u32(static_cast<uint32_t>(s.size())); raw(s.data(), s.size()); }
-  void raw(const void* p, size_t n) { buf_.insert(buf_.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); }
+  void str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    raw(s.data(), s.size());
+  }
+  void raw(const void* p, size_t n) {
+    buf_.insert(buf_.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+  }
   const std::vector<char>& bytes() const { return buf_; }
 
  private:
@@ -31,9 +36,21 @@ struct DecodeError : std::runtime_error {
 class Reader {
  public:
   explicit Reader(const std::vector<char>& b) : b_(b) {}
-  uint32_t u32() { uint32_t v; raw(&v, 4); return v; }
-  int64_t i64() { int64_t v; raw(&v, 8); return v; }
-  double f64() { double v; raw(&v, 8); return v; }
+  uint32_t u32() {
+    uint32_t v;
+    raw(&v, 4);
+    return v;
+  }
+  int64_t i64() {
+    int64_t v;
+    raw(&v, 8);
+    return v;
+  }
+  double f64() {
+    double v;
+    raw(&v, 8);
+    return v;
+  }
   std::string str() {
     const uint32_t n = u32();
     need(n);
@@ -41,11 +58,17 @@ class Reader {
     pos_ += n;
     return s;
   }
-  void raw(void* p, size_t n) { need(n); std::memcpy(p, b_.data() + pos_, n); pos_ += n; }
+  void raw(void* p, size_t n) {
+    need(n);
+    std::memcpy(p, b_.data() + pos_, n);
+    pos_ += n;
+  }
   bool done() const { return pos_ == b_.size(); }
 
  private:
-  void need(size_t n) const { if (pos_ + n > b_.size()) throw DecodeError("truncated message"); }
+  void need(size_t n) const {
+    if (pos_ + n > b_.size()) throw DecodeError("truncated message");
+  }
   const std::vector<char>& b_;
   size_t pos_ = 0;
 };

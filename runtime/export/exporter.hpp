@@ -18,10 +18,10 @@ namespace kevolve {
 
 struct ExportRequest {
   ProblemSpec spec;
-  std::string source;     // the kernel (CPU: exports kevolve_kernel; CUDA: kernel-only with @kevolve lines, or host code)
-  std::string backend;    // cpu | cuda
-  std::string format;     // torch-extension | cuda-source | kernelbench
-  std::string out_dir;    // created; must not exist or be empty
+  std::string source;   // the kernel (CPU: exports kevolve_kernel; CUDA: kernel-only with @kevolve lines, or host code)
+  std::string backend;  // cpu | cuda
+  std::string format;   // torch-extension | cuda-source | kernelbench
+  std::string out_dir;  // created; must not exist or be empty
   std::string kernel_header;  // the text of kevolve_kernel.h
   std::string provenance;     // one line for the generated files (search, node, measured speedup)
 };

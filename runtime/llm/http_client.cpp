@@ -20,9 +20,13 @@ using tcp = net::ip::tcp;
 Expected<Url> parse_url(const std::string& url) {
   Url u;
   std::string rest;
-  if (url.rfind("https://", 0) == 0) { u.tls = true; rest = url.substr(8); }
-  else if (url.rfind("http://", 0) == 0) rest = url.substr(7);
-  else return Expected<Url>::failure("endpoint '" + url + "': expected http://HOST[:PORT]/PATH or https://...");
+  if (url.rfind("https://", 0) == 0) {
+    u.tls = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0)
+    rest = url.substr(7);
+  else
+    return Expected<Url>::failure("endpoint '" + url + "': expected http://HOST[:PORT]/PATH or https://...");
   const auto slash = rest.find('/');
   const std::string hostport = rest.substr(0, slash);
   u.target = slash == std::string::npos ? "/" : rest.substr(slash);
@@ -59,9 +63,16 @@ Expected<HttpResponse> exchange(net::io_context& ioc, Stream& stream, const Url&
   bool done = false;
   lowest.expires_at(deadline);
   http::async_write(stream, req, [&](beast::error_code e, size_t) {
-    if (e) { ec = e; done = true; return; }
+    if (e) {
+      ec = e;
+      done = true;
+      return;
+    }
     lowest.expires_at(deadline);
-    http::async_read(stream, buf, parser, [&](beast::error_code e2, size_t) { ec = e2; done = true; });
+    http::async_read(stream, buf, parser, [&](beast::error_code e2, size_t) {
+      ec = e2;
+      done = true;
+    });
   });
   ioc.restart();
   ioc.run();
@@ -98,15 +109,14 @@ std::string probe(const Url& url, double timeout_s) {
     ioc.run();
     if (ec) return "cannot connect to " + url.host + ":" + url.port + ": " + ec.message();
     return {};
-  } catch (const std::exception& e) {
-    return e.what();
-  }
+  } catch (const std::exception& e) { return e.what(); }
 }
 
-Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers, const std::string& body,
-                                 double timeout_s, const std::string& ca_file) {
+Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers,
+                                 const std::string& body, double timeout_s, const std::string& ca_file) {
   using R = Expected<HttpResponse>;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   try {
     net::io_context ioc;
     tcp::resolver resolver(ioc);
@@ -144,9 +154,7 @@ Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std
     ioc.run();
     if (ec) return R::failure("TLS handshake with " + url.host + " failed: " + ec.message());
     return exchange(ioc, stream, url, headers, body, deadline, beast::get_lowest_layer(stream));
-  } catch (const std::exception& e) {
-    return R::failure(std::string("HTTP client error: ") + e.what());
-  }
+  } catch (const std::exception& e) { return R::failure(std::string("HTTP client error: ") + e.what()); }
 }
 
 }  // namespace kevolve::llm

@@ -15,7 +15,8 @@ Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
   using R = Expected<std::shared_ptr<LlmClient>>;
   if (c.provider != "openai" && c.provider != "anthropic")
     return R::failure("llm.provider: '" + c.provider + "' (expected openai or anthropic)");
-  if (c.model.empty() && c.ensemble.empty()) return R::failure("llm.model: missing (expected the model name the endpoint serves)");
+  if (c.model.empty() && c.ensemble.empty())
+    return R::failure("llm.model: missing (expected the model name the endpoint serves)");
   for (auto& [m, w] : c.ensemble)
     if (m.empty() || !(w > 0)) return R::failure("llm.models: every entry needs a name and a weight > 0");
   auto url = parse_url(c.endpoint);
@@ -24,21 +25,23 @@ Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
   if (!c.api_key_env.empty()) {
     const char* k = std::getenv(c.api_key_env.c_str());
     if (!k || !*k)
-      return R::failure("llm.api_key_env: the environment variable " + c.api_key_env + " is not set (it must hold the API key)");
+      return R::failure("llm.api_key_env: the environment variable " + c.api_key_env +
+                        " is not set (it must hold the API key)");
     key = k;
   }
   return R(std::shared_ptr<LlmClient>(new LlmClient(c, *url, key)));
 }
 
-std::string LlmClient::request_body(const std::string& model, const std::string& system, const std::string& user) const {
+std::string LlmClient::request_body(const std::string& model, const std::string& system,
+                                    const std::string& user) const {
   using json::number;
   using json::quote;
   std::string b = "{\"model\":" + quote(model) + ",\"max_tokens\":" + std::to_string(c_.max_tokens) +
                   ",\"temperature\":" + number(c_.temperature);
   if (c_.provider == "anthropic")
     return b + ",\"system\":" + quote(system) + ",\"messages\":[{\"role\":\"user\",\"content\":" + quote(user) + "}]}";
-  return b + ",\"messages\":[{\"role\":\"system\",\"content\":" + quote(system) + "},{\"role\":\"user\",\"content\":" +
-         quote(user) + "}]}";
+  return b + ",\"messages\":[{\"role\":\"system\",\"content\":" + quote(system) +
+         "},{\"role\":\"user\",\"content\":" + quote(user) + "}]}";
 }
 
 Expected<Completion> LlmClient::parse(const std::string& body) const {
@@ -61,7 +64,8 @@ Expected<Completion> LlmClient::parse(const std::string& body) const {
     simdjson::dom::array choices;
     if (doc["choices"].get(choices) || choices.size() == 0) return R::failure("the reply has no choices");
     std::string_view text;
-    if (choices.at(0)["message"]["content"].get(text)) return R::failure("the reply's first choice has no message content");
+    if (choices.at(0)["message"]["content"].get(text))
+      return R::failure("the reply's first choice has no message content");
     c.text = std::string(text);
     int64_t in = 0, out = 0;
     if (!doc["usage"]["prompt_tokens"].get(in)) c.input_tokens = in;
@@ -75,7 +79,8 @@ std::string LlmClient::budget_exhausted() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (c_.token_budget > 0 && usage_.input_tokens + usage_.output_tokens >= c_.token_budget)
     return "LLM token budget of " + std::to_string(c_.token_budget) + " used up";
-  if (c_.cost_budget > 0 && usage_.cost >= c_.cost_budget) return "LLM cost budget of " + std::to_string(c_.cost_budget) + " used up";
+  if (c_.cost_budget > 0 && usage_.cost >= c_.cost_budget)
+    return "LLM cost budget of " + std::to_string(c_.cost_budget) + " used up";
   return {};
 }
 

@@ -16,20 +16,20 @@
 namespace kevolve::llm {
 
 struct LlmConfig {
-  std::string provider = "openai";   // openai | anthropic
-  std::string endpoint;              // full URL, e.g. http://127.0.0.1:8000/v1/chat/completions
+  std::string provider = "openai";  // openai | anthropic
+  std::string endpoint;             // full URL, e.g. http://127.0.0.1:8000/v1/chat/completions
   std::string model;
   std::vector<std::pair<std::string, double>> ensemble;  // several models with weights; empty = `model` alone
-  std::string api_key_env;           // name of the environment variable holding the key ("" = none)
-  std::string ca_file;               // HTTPS: PEM file of CAs to trust instead of the system's ("" = system)
+  std::string api_key_env;                               // name of the environment variable holding the key ("" = none)
+  std::string ca_file;  // HTTPS: PEM file of CAs to trust instead of the system's ("" = system)
   double temperature = 0.7;
   int max_tokens = 4096;
   double timeout_s = 120;
-  int retries = 4;                   // extra attempts after the first
-  double backoff_s = 1.0;            // first back-off; doubles each retry, capped at 60 s
+  int retries = 4;                                     // extra attempts after the first
+  double backoff_s = 1.0;                              // first back-off; doubles each retry, capped at 60 s
   double cost_per_mtok_in = 0, cost_per_mtok_out = 0;  // for the cost figure
-  int64_t token_budget = 0;          // input + output tokens for the whole search; 0 = no limit
-  double cost_budget = 0;            // in the cost unit above; 0 = no limit
+  int64_t token_budget = 0;                            // input + output tokens for the whole search; 0 = no limit
+  double cost_budget = 0;                              // in the cost unit above; 0 = no limit
 };
 
 struct Completion {

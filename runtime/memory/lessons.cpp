@@ -17,8 +17,9 @@ std::string lessons_search(const std::string& key) { return "memory/" + key; }
 bool Lessons::record(const std::string& search, const NodeRecord& n, const std::string& source) {
   if (!n.scored()) return false;
   if (std::find(searches.begin(), searches.end(), search) == searches.end()) searches.push_back(search);
-  const std::string outcome = n.status == EvalStatus::ok || n.reason.empty() ? status_name(n.status)
-                                                                             : std::string(status_name(n.status)) + "/" + n.reason;
+  const std::string outcome = n.status == EvalStatus::ok || n.reason.empty()
+                                  ? status_name(n.status)
+                                  : std::string(status_name(n.status)) + "/" + n.reason;
   ++outcomes[outcome];
   if (!n.correct() || source.empty()) return false;
   for (auto& e : best)
@@ -75,12 +76,18 @@ std::string encode_lessons(const Lessons& l) {
     w.str(e.search);
     w.i64(static_cast<int64_t>(e.node));
     w.u32(static_cast<uint32_t>(e.params.size()));
-    for (auto& [k, v] : e.params) { w.str(k); w.str(v); }
+    for (auto& [k, v] : e.params) {
+      w.str(k);
+      w.str(v);
+    }
     w.str(e.source);
     w.f64(e.fitness);
   }
   w.u32(static_cast<uint32_t>(l.outcomes.size()));
-  for (auto& [k, v] : l.outcomes) { w.str(k); w.i64(v); }
+  for (auto& [k, v] : l.outcomes) {
+    w.str(k);
+    w.i64(v);
+  }
   w.u32(static_cast<uint32_t>(l.searches.size()));
   for (auto& s : l.searches) w.str(s);
   return std::string(w.bytes().begin(), w.bytes().end());
@@ -112,9 +119,7 @@ Expected<Lessons> decode_lessons(const std::string& bytes) {
     l.searches.resize(r.u32());
     for (auto& s : l.searches) s = r.str();
     return l;
-  } catch (const wire::DecodeError& e) {
-    return R::failure(std::string("stored lessons are damaged: ") + e.what());
-  }
+  } catch (const wire::DecodeError& e) { return R::failure(std::string("stored lessons are damaged: ") + e.what()); }
 }
 
 }  // namespace kevolve

@@ -13,9 +13,9 @@ namespace {
 using R = Expected<std::string>;
 
 struct HunkLine {
-  char kind = ' ';     // ' ' context, '-' removed, '+' added
+  char kind = ' ';  // ' ' context, '-' removed, '+' added
   std::string text;
-  bool bare = false;   // an empty diff line (a context line that lost its leading space)
+  bool bare = false;  // an empty diff line (a context line that lost its leading space)
 };
 
 struct Hunk {
@@ -40,7 +40,8 @@ std::vector<std::string> split_lines(const std::string& s, bool& trailing_newlin
 }
 
 std::string_view rtrim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\f' || s.back() == '\v'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\f' || s.back() == '\v'))
     s.remove_suffix(1);
   return s;
 }
@@ -52,7 +53,9 @@ std::string_view trim(std::string_view s) {
 }
 
 // loose = false: equal but for trailing whitespace; loose = true: equal but for indentation as well.
-bool same(std::string_view a, std::string_view b, bool loose) { return loose ? trim(a) == trim(b) : rtrim(a) == rtrim(b); }
+bool same(std::string_view a, std::string_view b, bool loose) {
+  return loose ? trim(a) == trim(b) : rtrim(a) == rtrim(b);
+}
 
 std::string quoted(std::string_view s) {
   s = trim(s);
@@ -89,7 +92,8 @@ Expected<std::vector<Hunk>> parse(const std::string& diff) {
   std::vector<std::string> lines = split_lines(diff, nl);
   for (auto& l : lines)
     if (!l.empty() && l.back() == '\r') l.pop_back();
-  const bool positioned = std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return starts_with(l, "@@"); });
+  const bool positioned =
+      std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return starts_with(l, "@@"); });
 
   std::vector<Hunk> hunks;
   bool in_hunk = false;
@@ -119,9 +123,12 @@ Expected<std::vector<Hunk>> parse(const std::string& diff) {
     }
     if (starts_with(s, "\\")) continue;  // "\ No newline at end of file"
     HunkLine hl;
-    if (s.empty()) hl.bare = true;
-    else if (s[0] == ' ' || s[0] == '-' || s[0] == '+') hl = {s[0], s.substr(1), false};
-    else hl.text = s;  // a context line that lost its leading space
+    if (s.empty())
+      hl.bare = true;
+    else if (s[0] == ' ' || s[0] == '-' || s[0] == '+')
+      hl = {s[0], s.substr(1), false};
+    else
+      hl.text = s;  // a context line that lost its leading space
     hunks.back().lines.push_back(std::move(hl));
   }
   // Blank lines at the end of a hunk are most often the blank line before the closing fence.
@@ -131,12 +138,14 @@ Expected<std::vector<Hunk>> parse(const std::string& diff) {
   const bool changes = std::any_of(hunks.begin(), hunks.end(), [](const Hunk& h) {
     return std::any_of(h.lines.begin(), h.lines.end(), [](const HunkLine& l) { return l.kind != ' '; });
   });
-  if (hunks.empty() || !changes) return E::failure("the diff changes nothing (no hunk with lines starting with '-' or '+')");
+  if (hunks.empty() || !changes)
+    return E::failure("the diff changes nothing (no hunk with lines starting with '-' or '+')");
   return hunks;
 }
 
 // How many of `old` match the file consecutively from line `p`.
-size_t prefix_match(const std::vector<std::string>& file, size_t p, const std::vector<const HunkLine*>& old, bool loose) {
+size_t prefix_match(const std::vector<std::string>& file, size_t p, const std::vector<const HunkLine*>& old,
+                    bool loose) {
   size_t m = 0;
   while (m < old.size() && p + m < file.size() && same(file[p + m], old[m]->text, loose)) ++m;
   return m;
@@ -151,7 +160,8 @@ std::string line_list(const std::vector<size_t>& at) {
 
 }  // namespace
 
-Expected<std::string> apply_unified_diff(const std::string& original, const std::string& diff, const std::string& name) {
+Expected<std::string> apply_unified_diff(const std::string& original, const std::string& diff,
+                                         const std::string& name) {
   auto hunks = parse(diff);
   if (!hunks) return R::failure(hunks.error());
   bool trailing_newline = false;
@@ -175,7 +185,8 @@ Expected<std::string> apply_unified_diff(const std::string& original, const std:
 
     size_t at = 0;
     if (old.empty()) {
-      at = expected < 0 ? file.size() : std::clamp<size_t>(static_cast<size_t>(std::max(0L, expected)), floor, file.size());
+      at = expected < 0 ? file.size()
+                        : std::clamp<size_t>(static_cast<size_t>(std::max(0L, expected)), floor, file.size());
     } else {
       std::vector<size_t> found;
       for (bool loose : {false, true}) {
@@ -197,8 +208,8 @@ Expected<std::string> apply_unified_diff(const std::string& original, const std:
         bool any = false;
         for (size_t p = floor; p < file.size(); ++p) {
           const size_t m = prefix_match(file, p, old, true);
-          const bool nearer =
-              expected >= 0 && std::labs(static_cast<long>(p) - expected) < std::labs(static_cast<long>(best_p) - expected);
+          const bool nearer = expected >= 0 && std::labs(static_cast<long>(p) - expected) <
+                                                   std::labs(static_cast<long>(best_p) - expected);
           if (!any || m > best || (m == best && m > 0 && nearer)) best = m, best_p = p, any = true;
         }
         std::string why = which + ": " + quoted(old[best]->text) + " not found in " + name;
@@ -206,7 +217,8 @@ Expected<std::string> apply_unified_diff(const std::string& original, const std:
           const size_t stop = best_p + best;
           why += " (the hunk's lines before it match from line " + std::to_string(best_p + 1) + ", where line " +
                  std::to_string(stop + 1) +
-                 (stop < file.size() ? " is '" + std::string(trim(file[stop]).substr(0, 100)) + "')" : " is past the end)");
+                 (stop < file.size() ? " is '" + std::string(trim(file[stop]).substr(0, 100)) + "')"
+                                     : " is past the end)");
         } else if (k > 0) {
           for (size_t p = 0; p < floor && p + old.size() <= file.size(); ++p)
             if (prefix_match(file, p, old, true) == old.size()) {
@@ -223,9 +235,12 @@ Expected<std::string> apply_unified_diff(const std::string& original, const std:
     std::vector<std::string> written;
     size_t j = at;
     for (auto& l : h.lines) {
-      if (l.kind == '+') written.push_back(l.text);
-      else if (l.kind == '-') ++j;
-      else written.push_back(file[j++]);  // context keeps the original's text (its whitespace)
+      if (l.kind == '+')
+        written.push_back(l.text);
+      else if (l.kind == '-')
+        ++j;
+      else
+        written.push_back(file[j++]);  // context keeps the original's text (its whitespace)
     }
     file.erase(file.begin() + static_cast<long>(at), file.begin() + static_cast<long>(j));
     file.insert(file.begin() + static_cast<long>(at), written.begin(), written.end());

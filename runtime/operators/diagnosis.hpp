@@ -10,7 +10,7 @@
 namespace kevolve {
 
 struct Diagnosis {
-  std::string summary;                 // one line, e.g. "memory-bound: 36 GB/s achieved, 0.25 flop/byte"
+  std::string summary;  // one line, e.g. "memory-bound: 36 GB/s achieved, 0.25 flop/byte"
   std::vector<std::string> directives;
 };
 

@@ -33,13 +33,15 @@ std::string py_float(double v) {
 // NAME = r'''TEXT''' (the texts are C/C++ sources: a raw string keeps their backslashes as written).
 Expected<std::string> raw_block(const std::string& name, const std::string& text) {
   if (text.find("'''") != std::string::npos || (!text.empty() && text.back() == '\\'))
-    return Expected<std::string>::failure(name + " cannot be inlined as a Python raw string (it contains ''' or ends in a backslash)");
+    return Expected<std::string>::failure(
+        name + " cannot be inlined as a Python raw string (it contains ''' or ends in a backslash)");
   return name + " = r'''" + text + "'''\n";
 }
 
 }  // namespace
 
-Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::string& kernel_source, const std::string& note) {
+Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::string& kernel_source,
+                                               const std::string& note) {
   using R = Expected<std::string>;
   const ProblemSpec& c = w.core;
   const FamilyMatch& m = w.match;
@@ -48,18 +50,25 @@ Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::s
     return R::failure(what + c.name + " takes " + std::to_string(c.inputs.size()) + " inputs, the family match gives " +
                       std::to_string(m.inputs.size()));
   if (m.params.size() != c.params.size())
-    return R::failure(what + c.name + " takes " + std::to_string(c.params.size()) + " scalar parameters, the family match gives " +
-                      std::to_string(m.params.size()));
-  if (c.outputs.size() != 1) return R::failure(what + "only single-output kernels are wrapped; " + c.name + " has " + std::to_string(c.outputs.size()));
-  if (w.backend != "cpu" && w.backend != "cuda") return R::failure(what + "backend '" + w.backend + "' (expected cpu or cuda)");
+    return R::failure(what + c.name + " takes " + std::to_string(c.params.size()) +
+                      " scalar parameters, the family match gives " + std::to_string(m.params.size()));
+  if (c.outputs.size() != 1)
+    return R::failure(what + "only single-output kernels are wrapped; " + c.name + " has " +
+                      std::to_string(c.outputs.size()));
+  if (w.backend != "cpu" && w.backend != "cuda")
+    return R::failure(what + "backend '" + w.backend + "' (expected cpu or cuda)");
   std::set<std::string> bound;
   std::ostringstream o;
   o << "_KV_INPUTS = [";
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const TensorSpec& t = c.inputs[i];
-    if (t.dtype != DType::float32) return R::failure(what + "input '" + t.name + "' is " + dtype_name(t.dtype) + " (only float32 kernels are wrapped)");
+    if (t.dtype != DType::float32)
+      return R::failure(what + "input '" + t.name + "' is " + dtype_name(t.dtype) +
+                        " (only float32 kernels are wrapped)");
     for (auto& d : t.shape) {
-      if (!is_symbol(d)) return R::failure(what + "input '" + t.name + "' has the dimension '" + d + "' (expected a plain shape symbol)");
+      if (!is_symbol(d))
+        return R::failure(what + "input '" + t.name + "' has the dimension '" + d +
+                          "' (expected a plain shape symbol)");
       bound.insert(d);
     }
     const std::string& src = m.inputs[i];
@@ -73,9 +82,13 @@ Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::s
   }
   o << "]\n_KV_OUTPUTS = [";
   const TensorSpec& out = c.outputs[0];
-  if (out.dtype != DType::float32) return R::failure(what + "output '" + out.name + "' is " + dtype_name(out.dtype) + " (only float32 kernels are wrapped)");
+  if (out.dtype != DType::float32)
+    return R::failure(what + "output '" + out.name + "' is " + dtype_name(out.dtype) +
+                      " (only float32 kernels are wrapped)");
   for (auto& d : out.shape)
-    if (!bound.count(d)) return R::failure(what + "output '" + out.name + "' has the dimension '" + d + "' (expected a symbol an input gives)");
+    if (!bound.count(d))
+      return R::failure(what + "output '" + out.name + "' has the dimension '" + d +
+                        "' (expected a symbol an input gives)");
   o << py_list(out.shape) << "]\n_KV_PARAMS = [";
   for (size_t i = 0; i < c.params.size(); ++i) {
     const std::string& src = m.params[i];
@@ -93,7 +106,8 @@ Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::s
     } else if (src == "default") {
       o << "(\"value\", " << py_float(c.params[i].value) << ")";
     } else {
-      return R::failure(what + "parameter '" + c.params[i].name + "' comes from '" + src + "' (expected attr:PATH, value:X or default)");
+      return R::failure(what + "parameter '" + c.params[i].name + "' comes from '" + src +
+                        "' (expected attr:PATH, value:X or default)");
     }
   }
   o << "]\n";
@@ -104,21 +118,29 @@ Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::s
   const std::string entry = c.entry.empty() ? "kevolve_kernel" : c.entry;
   std::ostringstream s;
   s << "# KernelBench ModelNew generated by kevolve (" << note << ").\n"
-    << "# The " << c.name << " " << w.backend << " template kernel run on the module's own tensors; family match: " << m.how << ".\n"
-    << "# Self-contained: the kernel glue, the kernel and its ABI header are inlined; the problem's module is included\n"
+    << "# The " << c.name << " " << w.backend
+    << " template kernel run on the module's own tensors; family match: " << m.how << ".\n"
+    << "# Self-contained: the kernel glue, the kernel and its ABI header are inlined; the problem's module is "
+       "included\n"
     << "# renamed (_KevolveBase) so that ModelNew keeps its constructor, parameters and state_dict.\n"
-    << w.glue << "\n\n# ---- the problem's module, renamed ----\n" << w.problem_source << "\n\n# ---- the kernel ----\n"
-    << *header << "\n" << *kernel << "\n" << o.str() << "\n\n"
+    << w.glue << "\n\n# ---- the problem's module, renamed ----\n"
+    << w.problem_source << "\n\n# ---- the kernel ----\n"
+    << *header << "\n"
+    << *kernel << "\n"
+    << o.str() << "\n\n"
     << "class ModelNew(_KevolveBase):\n"
     << "    def __init__(self, *args, **kwargs):\n"
     << "        super().__init__(*args, **kwargs)\n"
-    << "        self._kv_kernel = _kv_build(\"" << w.backend << "\", _KV_KERNEL, _KV_HEADER, " << py_str(entry) << ")\n\n"
+    << "        self._kv_kernel = _kv_build(\"" << w.backend << "\", _KV_KERNEL, _KV_HEADER, " << py_str(entry)
+    << ")\n\n"
     << "    def forward(self, *args):\n"
-    << "        return _kv_call(self, self._kv_kernel, args, _KV_INPUTS, _KV_OUTPUTS, _KV_PARAMS, " << m.output_like << ")\n";
+    << "        return _kv_call(self, self._kv_kernel, args, _KV_INPUTS, _KV_OUTPUTS, _KV_PARAMS, " << m.output_like
+    << ")\n";
   return s.str();
 }
 
-KernelBenchOperator::KernelBenchOperator(KernelTemplate framework, std::optional<std::pair<KernelTemplate, KernelWrap>> kernel) {
+KernelBenchOperator::KernelBenchOperator(KernelTemplate framework,
+                                         std::optional<std::pair<KernelTemplate, KernelWrap>> kernel) {
   arms_.push_back({"framework", TemplateOperator(std::move(framework)), std::nullopt});
   if (kernel) arms_.push_back({"kernel", TemplateOperator(std::move(kernel->first)), std::move(kernel->second)});
 }
@@ -147,7 +169,8 @@ size_t KernelBenchOperator::arm_of(const NodeRecord& n) const {
   return 0;  // a node stored before the arms existed: a framework rewrite
 }
 
-Expected<Offspring> KernelBenchOperator::within(size_t a, const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
+Expected<Offspring> KernelBenchOperator::within(size_t a, const Proposal& p, const SearchGraph& g, Rng& rng,
+                                                const OperatorContext& ctx) {
   Arm& arm = arms_[a];
   // Crossover builds the child from the template's own parameters: the arm label is set again below, and a
   // child the graph already holds is tried again a few times.
@@ -167,7 +190,8 @@ Expected<Offspring> KernelBenchOperator::within(size_t a, const Proposal& p, con
   }
 }
 
-Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
+Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng,
+                                              const OperatorContext& ctx) {
   if (p.op == "seed") return within(seed_arm_, p, g, rng, ctx);
   if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
   if (p.parents.empty()) return Expected<Offspring>::failure("'" + p.op + "' needs a parent");
@@ -185,7 +209,8 @@ Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGra
     }
     to = !newest[1] ? 1 : std::uniform_int_distribution<size_t>(0, arms_.size() - 1)(rng);
     if (to != from) {
-      if (const NodeRecord* base = best[to] ? best[to] : newest[to]) return within(to, {"mutate", {base->id}, p.island}, g, rng, ctx);
+      if (const NodeRecord* base = best[to] ? best[to] : newest[to])
+        return within(to, {"mutate", {base->id}, p.island}, g, rng, ctx);
       return within(to, {"seed", {}, p.island}, g, rng, ctx);
     }
   }

@@ -22,7 +22,7 @@ namespace kevolve {
 
 // What wrapping a core kernel as a ModelNew needs.
 struct KernelWrap {
-  ProblemSpec core;            // the family's core problem: its inputs, outputs, parameters and entry point
+  ProblemSpec core;  // the family's core problem: its inputs, outputs, parameters and entry point
   FamilyMatch match;
   std::string backend;         // cpu | cuda: the kernel's language (CPU C++ or kernel-only CUDA)
   std::string problem_source;  // the problem file with Model renamed _KevolveBase
@@ -34,7 +34,8 @@ struct KernelWrap {
 // self-contained (glue, kernel and header inlined), a subclass of the renamed problem module so that the
 // constructor, parameters and state_dict are the reference's. An error when the match does not fit the core
 // problem (input or parameter counts, shapes that are not plain symbols, dtypes other than float32).
-Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::string& kernel_source, const std::string& note);
+Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::string& kernel_source,
+                                               const std::string& note);
 
 class KernelBenchOperator : public Operator {
  public:

@@ -15,7 +15,9 @@ namespace mu = kainjow::mustache;
 
 Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
   PromptTemplates t;
-  for (auto [file, out] : {std::pair{"system.mustache", &t.system}, {"child.mustache", &t.child}, {"system_cuda.mustache", &t.system_cuda},
+  for (auto [file, out] : {std::pair{"system.mustache", &t.system},
+                           {"child.mustache", &t.child},
+                           {"system_cuda.mustache", &t.system_cuda},
                            {"system_python.mustache", &t.system_python}}) {
     std::ifstream in(root + "/prompts/" + file);
     if (!in) return Expected<PromptTemplates>::failure(root + "/prompts/" + file + ": cannot read the prompt template");
@@ -38,8 +40,8 @@ bool defines_kernel(const std::string& s) {
 bool is_diff(const std::string& lang, const std::string& body) {
   const size_t first = body.find_first_not_of(" \t\r\n");
   const std::string head = first == std::string::npos ? "" : body.substr(first, 16);
-  return lang.find("diff") != std::string::npos || lang.find("patch") != std::string::npos || head.rfind("--- ", 0) == 0 ||
-         head.rfind("diff --git", 0) == 0 || head.rfind("@@", 0) == 0;
+  return lang.find("diff") != std::string::npos || lang.find("patch") != std::string::npos ||
+         head.rfind("--- ", 0) == 0 || head.rfind("diff --git", 0) == 0 || head.rfind("@@", 0) == 0;
 }
 
 // The reply's fenced blocks: the last one with source defining the kernel, and the last diff.
@@ -60,8 +62,10 @@ ReplyBlocks scan_reply(const std::string& reply) {
     const size_t close = reply.find("```", eol + 1);
     if (close == std::string::npos) break;
     const std::string body = reply.substr(eol + 1, close - eol - 1);
-    if (is_diff(lang, body)) r.diff = body;
-    else if (defines_kernel(body)) r.code = body;
+    if (is_diff(lang, body))
+      r.diff = body;
+    else if (defines_kernel(body))
+      r.code = body;
     pos = close + 3;
   }
   if (!r.fenced && is_diff("", reply)) r.diff = reply;
@@ -75,19 +79,27 @@ Expected<std::string> extract_code(const std::string& reply) {
   const ReplyBlocks b = scan_reply(reply);
   if (!b.code.empty()) return b.code;
   if (!b.diff.empty()) return R::failure("the reply is a diff; a full source file is required");
-  if (!b.fenced && (reply.find("kevolve_kernel(") != std::string::npos || reply.find("@kevolve kernel") != std::string::npos ||
-                    reply.find("class ModelNew") != std::string::npos))
+  if (!b.fenced &&
+      (reply.find("kevolve_kernel(") != std::string::npos || reply.find("@kevolve kernel") != std::string::npos ||
+       reply.find("class ModelNew") != std::string::npos))
     return reply;
-  return R::failure("the reply contains no source defining kevolve_kernel (or a CUDA kernel with its // @kevolve launch lines, "
-                    "or for a KernelBench-format problem a class ModelNew)");
+  return R::failure(
+      "the reply contains no source defining kevolve_kernel (or a CUDA kernel with its // @kevolve launch lines, "
+      "or for a KernelBench-format problem a class ModelNew)");
 }
 
 LlmOperator::LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
                          std::string reference_formula, std::string hardware, std::string hardware_constraints,
                          std::shared_ptr<KnowledgeBase> kb, int concurrency, std::string backend)
-    : client_(std::move(client)), t_(std::move(prompts)), spec_(std::move(spec)), reference_(std::move(reference_formula)),
-      hardware_(std::move(hardware)), constraints_(std::move(hardware_constraints)), kb_(std::move(kb)),
-      concurrency_(std::max(1, concurrency)), backend_(std::move(backend)) {}
+    : client_(std::move(client)),
+      t_(std::move(prompts)),
+      spec_(std::move(spec)),
+      reference_(std::move(reference_formula)),
+      hardware_(std::move(hardware)),
+      constraints_(std::move(hardware_constraints)),
+      kb_(std::move(kb)),
+      concurrency_(std::max(1, concurrency)),
+      backend_(std::move(backend)) {}
 
 namespace {
 
@@ -134,7 +146,8 @@ KbQuery LlmOperator::knowledge_query(const Proposal& p, const SearchGraph& g, co
   return {query, hardware_, spec_.name, 2};
 }
 
-std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const {
+std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, const SearchGraph& g,
+                                                         const OperatorContext& ctx) const {
   mu::data d;
   d.set("hardware", hardware_);
   d.set("problem", spec_.name);
@@ -161,7 +174,8 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   d.set("verify", verify);
   std::string tol;
   for (auto& [dt, t] : spec_.tolerances)
-    tol += (tol.empty() ? "" : "; ") + std::string(dtype_name(dt)) + " atol " + std::to_string(t.atol) + " rtol " + std::to_string(t.rtol);
+    tol += (tol.empty() ? "" : "; ") + std::string(dtype_name(dt)) + " atol " + std::to_string(t.atol) + " rtol " +
+           std::to_string(t.rtol);
   d.set("tolerance", tol);
   std::string err;
   d.set("bytes", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_bytes, bench, err).value_or(0))));
@@ -170,11 +184,16 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
 
   std::string task;
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
-  if (p.op == "seed" && kernelbench()) task = "Write a first, simple and correct ModelNew whose computation runs in your own kernel.";
-  else if (p.op == "seed") task = "Write a first, simple and correct kernel for this problem.";
-  else if (p.op == "repair") task = "The kernel below failed. Fix it so that it is correct; keep it simple.";
-  else if (p.op == "crossover") task = "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
-  else task = "Make the kernel below faster while keeping it correct.";
+  if (p.op == "seed" && kernelbench())
+    task = "Write a first, simple and correct ModelNew whose computation runs in your own kernel.";
+  else if (p.op == "seed")
+    task = "Write a first, simple and correct kernel for this problem.";
+  else if (p.op == "repair")
+    task = "The kernel below failed. Fix it so that it is correct; keep it simple.";
+  else if (p.op == "crossover")
+    task = "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
+  else
+    task = "Make the kernel below faster while keeping it correct.";
   d.set("task", task);
 
   std::vector<std::string> directives;
@@ -235,7 +254,7 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
       d.set("knowledge", kn);
     }
   }
-  mu::mustache sys(kernelbench() && !t_.system_python.empty() ? t_.system_python
+  mu::mustache sys(kernelbench() && !t_.system_python.empty()      ? t_.system_python
                    : backend_ == "cuda" && !t_.system_cuda.empty() ? t_.system_cuda
                                                                    : t_.system),
       user(t_.child);
@@ -245,7 +264,9 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   mu::data sd;
   sd.set("hardware", hardware_);
   if (kernelbench()) {
-    const std::string lang = !kernel_language_.empty() ? kernel_language_ : is_backend(backend_, BackendKind::python_cuda) ? "cuda" : "cpp";
+    const std::string lang = !kernel_language_.empty()                        ? kernel_language_
+                             : is_backend(backend_, BackendKind::python_cuda) ? "cuda"
+                                                                              : "cpp";
     sd.set(lang, mu::data::type::bool_true);
     sd.set(is_backend(backend_, BackendKind::python_cuda) ? "gpu" : "cpu", mu::data::type::bool_true);
   }
@@ -266,11 +287,13 @@ std::string LlmOperator::pick_model(Rng& rng) const {
 Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
   auto [system, user] = prompts(p, g, ctx);
   const std::string model = pick_model(rng);
-  const std::string* parent_source = ctx.parents.empty() || ctx.parents[0].source.empty() ? nullptr : &ctx.parents[0].source;
+  const std::string* parent_source =
+      ctx.parents.empty() || ctx.parents[0].source.empty() ? nullptr : &ctx.parents[0].source;
   std::string note, transcript;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const std::string asked = note.empty() ? user : user + "\n\n# Note\nYour previous reply could not be used: " + note +
-                                                        ". Answer with the complete source in one ```" + fence() + " block.";
+    const std::string asked = note.empty() ? user
+                                           : user + "\n\n# Note\nYour previous reply could not be used: " + note +
+                                                 ". Answer with the complete source in one ```" + fence() + " block.";
     auto reply = client_->complete(system, asked, model);
     if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
     if (!transcript.empty()) transcript += "\n\n----- retry (the reply above could not be used: " + note + ") -----\n";

@@ -30,9 +30,9 @@ Expected<std::string> extract_code(const std::string& reply);
 
 class LlmOperator : public Operator {
  public:
-  LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec, std::string reference_formula,
-              std::string hardware, std::string hardware_constraints, std::shared_ptr<KnowledgeBase> kb, int concurrency,
-              std::string backend = "cpu");
+  LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
+              std::string reference_formula, std::string hardware, std::string hardware_constraints,
+              std::shared_ptr<KnowledgeBase> kb, int concurrency, std::string backend = "cpu");
   std::string name() const override { return "llm"; }
   using Operator::make;
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) override;
@@ -55,7 +55,8 @@ class LlmOperator : public Operator {
   bool kernelbench() const { return backend_traits(backend_).kernelbench; }
 
   // The two prompts for a proposal (exposed for tests and docs).
-  std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const;
+  std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g,
+                                              const OperatorContext& ctx) const;
 
  private:
   std::shared_ptr<llm::LlmClient> client_;
@@ -64,7 +65,8 @@ class LlmOperator : public Operator {
   std::string reference_, hardware_, constraints_;
   std::shared_ptr<KnowledgeBase> kb_;
   int concurrency_;
-  std::string backend_;  // cpu | cuda | python | python-cuda: the ABI in the prompts, the benchmark shape, the candidates' language
+  std::string
+      backend_;  // cpu | cuda | python | python-cuda: the ABI in the prompts, the benchmark shape, the candidates' language
   std::string kernel_language_;
   std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
 };

@@ -13,8 +13,8 @@
 namespace kevolve {
 
 struct Offspring {
-  Params params;        // what distinguishes this child (template parameters, or a content hash)
-  Candidate candidate;  // real source code for the backend
+  Params params;              // what distinguishes this child (template parameters, or a content hash)
+  Candidate candidate;        // real source code for the backend
   std::string prompt, reply;  // LLM operators: what was asked and answered (stored with the node)
 };
 
@@ -40,7 +40,9 @@ class Operator {
   // Builds the child of `p` (parents are nodes of `g`). An error means no new child could be made
   // (e.g. every neighbour already exists); the search then moves on.
   virtual Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) = 0;
-  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng) { return make(p, g, rng, OperatorContext{}); }
+  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng) {
+    return make(p, g, rng, OperatorContext{});
+  }
   // Whether make() needs sources and reports in its context (the search then keeps them at hand).
   virtual bool needs_context() const { return false; }
   // Whether make() blocks for long (network): the operator actor then gets a thread of its own.

@@ -23,7 +23,8 @@ class ReplayOperator : public Operator {
     // Continue after the nodes the graph already holds (a resumed replay), then in recorded order.
     if (next_ < g.size()) next_ = g.size();
     if (next_ >= recorded_.size())
-      return Expected<Offspring>::failure("the recorded search has no more kernels (" + std::to_string(recorded_.size()) + " replayed)");
+      return Expected<Offspring>::failure("the recorded search has no more kernels (" +
+                                          std::to_string(recorded_.size()) + " replayed)");
     const RecordedNode& r = recorded_[next_++];
     Offspring o;
     o.candidate.source = r.source;

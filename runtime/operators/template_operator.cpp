@@ -67,13 +67,15 @@ std::string TemplateOperator::warm_start(const Lessons& l) {
     bool valid = e.params.size() == t_.params.size();
     for (auto& d : t_.params) {
       auto it = e.params.find(d.name);
-      valid = valid && it != e.params.end() && std::find(d.values.begin(), d.values.end(), it->second) != d.values.end();
+      valid =
+          valid && it != e.params.end() && std::find(d.values.begin(), d.values.end(), it->second) != d.values.end();
     }
     if (!valid || !t_.violated(e.params).empty()) continue;
     warm_ = e;
     char f[32];
     std::snprintf(f, sizeof f, "%.2fx", e.fitness);
-    return "starting from the best earlier kernel (search " + e.search + ", node " + std::to_string(e.node) + ", " + f + ")";
+    return "starting from the best earlier kernel (search " + e.search + ", node " + std::to_string(e.node) + ", " + f +
+           ")";
   }
   return {};
 }
@@ -100,7 +102,8 @@ Expected<Offspring> TemplateOperator::finish(const Params& params, const std::st
 Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) {
   if (p.op == "seed") {
     if (warm_)
-      return finish(warm_->params, "warm start: the best kernel of search " + warm_->search + ", node " + std::to_string(warm_->node));
+      return finish(warm_->params,
+                    "warm start: the best kernel of search " + warm_->search + ", node " + std::to_string(warm_->node));
     return finish(t_.defaults(), "default parameters");
   }
   if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
@@ -115,8 +118,9 @@ Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph&
     Params child = p.op == "crossover" && parents.size() == 2
                        ? (attempt < 8 ? crossover(parents[0]->params, parents[1]->params, rng)
                                       : mutate(crossover(parents[0]->params, parents[1]->params, rng), rng))
-                       : directed_ && attempt < 16 ? directed_mutate(parents[0]->params, diagnose(*parents[0], spec_, "", t_.backend).summary, rng)
-                                                   : mutate(parents[0]->params, rng);
+                   : directed_ && attempt < 16
+                       ? directed_mutate(parents[0]->params, diagnose(*parents[0], spec_, "", t_.backend).summary, rng)
+                       : mutate(parents[0]->params, rng);
     if (!t_.violated(child).empty() || g.has_params(child)) continue;
     return finish(child, p.op + " of node " + std::to_string(parents[0]->id) +
                              (parents.size() > 1 ? " and " + std::to_string(parents[1]->id) : ""));

@@ -38,9 +38,12 @@ std::string backend_names() {
 
 BackendKind kernelbench_backend(BackendKind b) {
   switch (b) {
-    case BackendKind::cpu: return BackendKind::python;
-    case BackendKind::cuda: return BackendKind::python_cuda;
-    default: return b;
+    case BackendKind::cpu:
+      return BackendKind::python;
+    case BackendKind::cuda:
+      return BackendKind::python_cuda;
+    default:
+      return b;
   }
 }
 

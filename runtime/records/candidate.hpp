@@ -6,17 +6,17 @@
 namespace kevolve {
 
 struct Candidate {
-  std::string language = "cpp";                // cpp (CPU backend); cuda, python come with their backends
-  std::string source;                          // full source text
-  std::string entry = "kevolve_kernel";        // exported C entry point
+  std::string language = "cpp";                   // cpp (CPU backend); cuda, python come with their backends
+  std::string source;                             // full source text
+  std::string entry = "kevolve_kernel";           // exported C entry point
   std::map<std::string, std::string> parameters;  // template parameters that produced it, if any
-  std::string provenance;                      // where it came from: a file path, a template, an operator
+  std::string provenance;                         // where it came from: a file path, a template, an operator
 };
 
 struct BuildResult {
   bool ok = false;
-  std::string artifact;   // path of the shared object, inside a private temp dir
-  std::string log;        // compiler output
+  std::string artifact;  // path of the shared object, inside a private temp dir
+  std::string log;       // compiler output
   double seconds = 0;
 };
 

@@ -19,14 +19,14 @@ const char* status_name(EvalStatus s);
 
 // Each anti-cheat detector can be switched off on its own (to test the evaluator); all are on by default.
 enum class Detector : uint32_t {
-  isolation = 0,      // static source scan + seccomp sandbox: no processes, exec, sockets, file writes, JIT
-  escaped_work = 1,   // outputs snapshotted the instant the call returns must equal the outputs later
-  pointer_reuse = 2,  // the same input buffers refilled with new data must give the new answer
-  input_mutation = 3, // inputs compared before/after every call
-  magnitude = 4,      // relative L2 error bound on top of the elementwise tolerance
-  poison = 5,         // outputs poisoned before every call; every element must be written
-  fresh_data = 6,     // every trial and timing set has its own seed; stale answers are recognised
-  timed_outputs = 7,  // outputs of timed runs are verified too
+  isolation = 0,        // static source scan + seccomp sandbox: no processes, exec, sockets, file writes, JIT
+  escaped_work = 1,     // outputs snapshotted the instant the call returns must equal the outputs later
+  pointer_reuse = 2,    // the same input buffers refilled with new data must give the new answer
+  input_mutation = 3,   // inputs compared before/after every call
+  magnitude = 4,        // relative L2 error bound on top of the elementwise tolerance
+  poison = 5,           // outputs poisoned before every call; every element must be written
+  fresh_data = 6,       // every trial and timing set has its own seed; stale answers are recognised
+  timed_outputs = 7,    // outputs of timed runs are verified too
   impossible_time = 8,  // the evaluator's own clock bounds every timed pass; a time far below that bound or
                         // below the bytes the problem must move at the machine's measured bandwidth is refused
   count_ = 9,
@@ -53,28 +53,31 @@ struct Timing {
 
 struct EvalResult {
   EvalStatus status = EvalStatus::harness_error;
-  std::string reason;     // for rejected: the detector; otherwise the failing check (mismatch, nan, unwritten, signal, ...)
-  std::string message;    // human-readable explanation
-  std::string where;      // shape / trial / output / element of the worst error, when relevant
+  std::string
+      reason;  // for rejected: the detector; otherwise the failing check (mismatch, nan, unwritten, signal, ...)
+  std::string message;  // human-readable explanation
+  std::string where;    // shape / trial / output / element of the worst error, when relevant
   double max_abs_err = 0;
   double max_rel_err = 0;
-  int trials = 0;         // verification trials run per shape
-  int shapes = 0;         // shapes verified (verify shapes + bench)
+  int trials = 0;  // verification trials run per shape
+  int shapes = 0;  // shapes verified (verify shapes + bench)
   Timing reference;
   Timing candidate;
-  double speedup = 0;     // reference median / candidate median (0 unless ok)
-  double candidate_gbps = 0;    // achieved bytes/s from the roofline bytes, GB/s
+  double speedup = 0;         // reference median / candidate median (0 unless ok)
+  double candidate_gbps = 0;  // achieved bytes/s from the roofline bytes, GB/s
   double candidate_gflops = 0;
-  double peak_gbps = 0;   // the device's measured copy bandwidth (CUDA: D2D copy at worker start), 0 if unknown
-  std::string device;     // where it ran (e.g. "NVIDIA H200 (sm_90), driver 13000")
-  std::string device_class;  // the class of the device that gave this verdict ("cuda:sm_90 NVIDIA H200"; backends/device_info.hpp), set by the device actor
-  std::string profile;    // backend profile feedback: resource use, instruction mix, bound classification
-  Timing compiled;        // the reference under torch.compile, where the backend measures it (python)
+  double peak_gbps = 0;  // the device's measured copy bandwidth (CUDA: D2D copy at worker start), 0 if unknown
+  std::string device;    // where it ran (e.g. "NVIDIA H200 (sm_90), driver 13000")
+  std::string
+      device_class;  // the class of the device that gave this verdict ("cuda:sm_90 NVIDIA H200"; backends/device_info.hpp), set by the device actor
+  std::string profile;         // backend profile feedback: resource use, instruction mix, bound classification
+  Timing compiled;             // the reference under torch.compile, where the backend measures it (python)
   double compile_speedup = 0;  // torch.compile median / candidate median (0 if not measured)
-  std::string kind;       // python: "kernel" (brings its own kernel code), "framework" (rearranges PyTorch calls), "reference"
+  std::string
+      kind;  // python: "kernel" (brings its own kernel code), "framework" (rearranges PyTorch calls), "reference"
   std::string compile_log;
-  std::string runner_log; // tail of the runner's stderr
-  std::string sandbox;    // the runner's confinement in force when it ran (uid, namespaces, seccomp, limits); "" if none
+  std::string runner_log;  // tail of the runner's stderr
+  std::string sandbox;  // the runner's confinement in force when it ran (uid, namespaces, seccomp, limits); "" if none
   DetectorSet detectors;
 };
 

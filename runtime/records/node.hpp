@@ -17,15 +17,15 @@ const char* node_state_name(NodeState s);
 using Params = std::map<std::string, std::string>;  // template parameter -> value
 
 struct NodeRecord {
-  uint64_t id = 0;                 // 1, 2, 3 ... in creation order within the search
-  std::vector<uint64_t> parents;   // none (seed), one (mutate / repair), two (crossover)
-  std::string op = "seed";         // seed | mutate | crossover | repair | migrate
+  uint64_t id = 0;                // 1, 2, 3 ... in creation order within the search
+  std::vector<uint64_t> parents;  // none (seed), one (mutate / repair), two (crossover)
+  std::string op = "seed";        // seed | mutate | crossover | repair | migrate
   Params params;
-  int32_t island = 0;              // evolutionary strategy's island
+  int32_t island = 0;  // evolutionary strategy's island
   NodeState state = NodeState::proposed;
   EvalStatus status = EvalStatus::harness_error;  // meaningful once scored
   std::string reason, message;
-  double fitness = 0;              // speedup over the reference when ok, else 0
+  double fitness = 0;  // speedup over the reference when ok, else 0
   double candidate_ms = 0, reference_ms = 0;
   // The device class that measured `fitness` ("cuda:sm_90 NVIDIA H200"); fitness is compared within a class
   // (runtime/search/device_classes.hpp); "" for nodes stored before classes were recorded, or never evaluated.
@@ -36,8 +36,8 @@ struct NodeRecord {
 };
 
 struct SearchRecord {
-  std::string id;           // e.g. "rmsnorm_fwd-greedy-s1"
-  std::string problem;      // problem name
+  std::string id;       // e.g. "rmsnorm_fwd-greedy-s1"
+  std::string problem;  // problem name
   std::string strategy;
   std::string config_text;  // the config the search was started with
   uint64_t next_node = 1;   // id of the next node to create

@@ -45,20 +45,20 @@ struct ProblemSpec {
   std::string name;
   std::string description;
   std::vector<std::string> tags;
-  std::string reference;   // name of the registered libtorch reference
-  std::string naive;       // naive candidate file, relative to dir
+  std::string reference;  // name of the registered libtorch reference
+  std::string naive;      // naive candidate file, relative to dir
   std::string entry = "kevolve_kernel";
   std::vector<Param> params;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::map<DType, Tolerance> tolerances;
   ShapeBinding bench;
-  ShapeBinding bench_cuda;     // the GPU benchmark size ([shapes.bench_cuda]); empty: use `bench`
+  ShapeBinding bench_cuda;  // the GPU benchmark size ([shapes.bench_cuda]); empty: use `bench`
   std::vector<ShapeBinding> verify;
   std::string roofline_bytes;  // expressions over the shape symbols
   std::string roofline_flops;
-  std::string dir;             // folder the spec was loaded from
-  std::string file;            // the spec file itself
+  std::string dir;   // folder the spec was loaded from
+  std::string file;  // the spec file itself
 
   // The benchmark shape for a backend: bench_cuda on "cuda" when the spec gives one, else bench.
   const ShapeBinding& bench_for(const std::string& backend) const {

@@ -13,7 +13,10 @@ void get(wire::Reader& r, std::vector<std::string>& v) {
 }
 void put(wire::Writer& w, const ShapeBinding& b) {
   w.u32(static_cast<uint32_t>(b.size()));
-  for (auto& [k, v] : b) { w.str(k); w.i64(v); }
+  for (auto& [k, v] : b) {
+    w.str(k);
+    w.i64(v);
+  }
 }
 void get(wire::Reader& r, ShapeBinding& b) {
   b.clear();
@@ -28,23 +31,43 @@ void put(wire::Writer& w, const TensorSpec& t) {
   put(w, t.shape);
   w.str(t.generator.kind);
   w.u32(static_cast<uint32_t>(t.generator.numbers.size()));
-  for (auto& [k, v] : t.generator.numbers) { w.str(k); w.f64(v); }
+  for (auto& [k, v] : t.generator.numbers) {
+    w.str(k);
+    w.f64(v);
+  }
   w.u32(static_cast<uint32_t>(t.generator.names.size()));
-  for (auto& [k, v] : t.generator.names) { w.str(k); w.str(v); }
+  for (auto& [k, v] : t.generator.names) {
+    w.str(k);
+    w.str(v);
+  }
 }
 void get(wire::Reader& r, TensorSpec& t) {
   t.name = r.str();
   t.dtype = static_cast<DType>(r.u32());
   get(r, t.shape);
   t.generator.kind = r.str();
-  for (uint32_t n = r.u32(); n > 0; --n) { auto k = r.str(); t.generator.numbers[k] = r.f64(); }
-  for (uint32_t n = r.u32(); n > 0; --n) { auto k = r.str(); t.generator.names[k] = r.str(); }
+  for (uint32_t n = r.u32(); n > 0; --n) {
+    auto k = r.str();
+    t.generator.numbers[k] = r.f64();
+  }
+  for (uint32_t n = r.u32(); n > 0; --n) {
+    auto k = r.str();
+    t.generator.names[k] = r.str();
+  }
 }
 void put(wire::Writer& w, const Timing& t) {
-  w.f64(t.median_ms); w.f64(t.p10_ms); w.f64(t.p90_ms); w.i64(t.samples); w.i64(t.threads);
+  w.f64(t.median_ms);
+  w.f64(t.p10_ms);
+  w.f64(t.p90_ms);
+  w.i64(t.samples);
+  w.i64(t.threads);
 }
 void get(wire::Reader& r, Timing& t) {
-  t.median_ms = r.f64(); t.p10_ms = r.f64(); t.p90_ms = r.f64(); t.samples = r.i64(); t.threads = static_cast<int>(r.i64());
+  t.median_ms = r.f64();
+  t.p10_ms = r.f64();
+  t.p90_ms = r.f64();
+  t.samples = r.i64();
+  t.threads = static_cast<int>(r.i64());
 }
 
 }  // namespace
@@ -55,13 +78,20 @@ void encode(wire::Writer& w, const ProblemSpec& p) {
     w.str(*s);
   put(w, p.tags);
   w.u32(static_cast<uint32_t>(p.params.size()));
-  for (auto& x : p.params) { w.str(x.name); w.f64(x.value); }
+  for (auto& x : p.params) {
+    w.str(x.name);
+    w.f64(x.value);
+  }
   for (auto* v : {&p.inputs, &p.outputs}) {
     w.u32(static_cast<uint32_t>(v->size()));
     for (auto& t : *v) put(w, t);
   }
   w.u32(static_cast<uint32_t>(p.tolerances.size()));
-  for (auto& [d, t] : p.tolerances) { w.u32(static_cast<uint32_t>(d)); w.f64(t.atol); w.f64(t.rtol); }
+  for (auto& [d, t] : p.tolerances) {
+    w.u32(static_cast<uint32_t>(d));
+    w.f64(t.atol);
+    w.f64(t.rtol);
+  }
   put(w, p.bench);
   put(w, p.bench_cuda);
   w.u32(static_cast<uint32_t>(p.verify.size()));
@@ -74,7 +104,10 @@ void decode(wire::Reader& r, ProblemSpec& p) {
     *s = r.str();
   get(r, p.tags);
   p.params.resize(r.u32());
-  for (auto& x : p.params) { x.name = r.str(); x.value = r.f64(); }
+  for (auto& x : p.params) {
+    x.name = r.str();
+    x.value = r.f64();
+  }
   for (auto* v : {&p.inputs, &p.outputs}) {
     v->resize(r.u32());
     for (auto& t : *v) get(r, t);
@@ -93,16 +126,24 @@ void decode(wire::Reader& r, ProblemSpec& p) {
 
 void encode(wire::Writer& w, const EvalOptions& o) {
   for (int v : {o.threads, o.trials, o.warmup, o.min_reps, o.max_reps}) w.i64(v);
-  w.f64(o.min_time_s); w.f64(o.call_timeout_s);
-  w.i64(o.memory_limit_mb); w.i64(o.cpu_limit_s); w.i64(static_cast<int64_t>(o.seed)); w.i64(o.rotate_bytes);
+  w.f64(o.min_time_s);
+  w.f64(o.call_timeout_s);
+  w.i64(o.memory_limit_mb);
+  w.i64(o.cpu_limit_s);
+  w.i64(static_cast<int64_t>(o.seed));
+  w.i64(o.rotate_bytes);
   w.str(o.arch);
   w.u32(o.detectors.bits);
 }
 
 void decode(wire::Reader& r, EvalOptions& o) {
   for (int* v : {&o.threads, &o.trials, &o.warmup, &o.min_reps, &o.max_reps}) *v = static_cast<int>(r.i64());
-  o.min_time_s = r.f64(); o.call_timeout_s = r.f64();
-  o.memory_limit_mb = r.i64(); o.cpu_limit_s = r.i64(); o.seed = static_cast<uint64_t>(r.i64()); o.rotate_bytes = r.i64();
+  o.min_time_s = r.f64();
+  o.call_timeout_s = r.f64();
+  o.memory_limit_mb = r.i64();
+  o.cpu_limit_s = r.i64();
+  o.seed = static_cast<uint64_t>(r.i64());
+  o.rotate_bytes = r.i64();
   o.arch = r.str();
   o.detectors.bits = r.u32();
 }
@@ -123,21 +164,33 @@ void decode(wire::Reader& r, EvalRequest& q) {
 
 void encode(wire::Writer& w, const EvalResult& e) {
   w.u32(static_cast<uint32_t>(e.status));
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox}) w.str(*s);
-  for (double d : {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps, e.compile_speedup}) w.f64(d);
+  for (auto* s :
+       {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox})
+    w.str(*s);
+  for (double d :
+       {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps, e.compile_speedup})
+    w.f64(d);
   put(w, e.compiled);
-  w.i64(e.trials); w.i64(e.shapes);
-  put(w, e.reference); put(w, e.candidate);
+  w.i64(e.trials);
+  w.i64(e.shapes);
+  put(w, e.reference);
+  put(w, e.candidate);
   w.u32(e.detectors.bits);
 }
 
 void decode(wire::Reader& r, EvalResult& e) {
   e.status = static_cast<EvalStatus>(r.u32());
-  for (auto* s : {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox}) *s = r.str();
-  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps, &e.compile_speedup}) *d = r.f64();
+  for (auto* s :
+       {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox})
+    *s = r.str();
+  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps,
+                    &e.compile_speedup})
+    *d = r.f64();
   get(r, e.compiled);
-  e.trials = static_cast<int>(r.i64()); e.shapes = static_cast<int>(r.i64());
-  get(r, e.reference); get(r, e.candidate);
+  e.trials = static_cast<int>(r.i64());
+  e.shapes = static_cast<int>(r.i64());
+  get(r, e.reference);
+  get(r, e.candidate);
   e.detectors.bits = r.u32();
 }
 

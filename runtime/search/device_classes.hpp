@@ -16,9 +16,9 @@ namespace kevolve {
 struct ClassScore {
   std::string device_class;
   int64_t evaluated = 0, correct = 0;
-  uint64_t best = 0;          // best correct node of this class (0: none); lowest id on ties
+  uint64_t best = 0;  // best correct node of this class (0: none); lowest id on ties
   double best_fitness = 0;
-  double best_ms = 0;         // its candidate time
+  double best_ms = 0;  // its candidate time
 };
 
 // One entry per device class among the scored nodes, ordered by class name.

@@ -8,9 +8,8 @@ std::vector<const NodeRecord*> EvolutionaryStrategy::population(const SearchGrap
   std::vector<const NodeRecord*> pop;
   for (auto& [id, node] : g.nodes())
     if (node.correct() && node.island == island) pop.push_back(&node);
-  std::sort(pop.begin(), pop.end(), [](auto* a, auto* b) {
-    return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id;
-  });
+  std::sort(pop.begin(), pop.end(),
+            [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
   if (pop.size() > static_cast<size_t>(c_.population)) pop.resize(static_cast<size_t>(c_.population));
   return pop;
 }

@@ -4,11 +4,16 @@ namespace kevolve {
 
 const char* node_state_name(NodeState s) {
   switch (s) {
-    case NodeState::proposed: return "proposed";
-    case NodeState::built: return "built";
-    case NodeState::queued: return "queued";
-    case NodeState::evaluated: return "evaluated";
-    case NodeState::scored: return "scored";
+    case NodeState::proposed:
+      return "proposed";
+    case NodeState::built:
+      return "built";
+    case NodeState::queued:
+      return "queued";
+    case NodeState::evaluated:
+      return "evaluated";
+    case NodeState::scored:
+      return "scored";
   }
   return "?";
 }
@@ -54,7 +59,10 @@ std::optional<uint64_t> SearchGraph::best() const {
   std::optional<uint64_t> b;
   double f = -1;
   for (auto& [id, n] : nodes_)
-    if (n.correct() && n.fitness > f) { f = n.fitness; b = id; }
+    if (n.correct() && n.fitness > f) {
+      f = n.fitness;
+      b = id;
+    }
   return b;
 }
 

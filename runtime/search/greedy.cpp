@@ -24,7 +24,8 @@ std::vector<Proposal> GreedyStrategy::propose(const SearchGraph& g, size_t n, Rn
     }
     // Children still at the operator are not in the graph yet, so a node may get a few more than
     // max_children when proposals overlap; the cap is approximate by that much.
-    for (size_t k = used; k < static_cast<size_t>(c_.max_children) && out.size() < n; ++k) out.push_back({"mutate", {id}, 0});
+    for (size_t k = used; k < static_cast<size_t>(c_.max_children) && out.size() < n; ++k)
+      out.push_back({"mutate", {id}, 0});
     ++it;
   }
   if (out.empty() && g.best() == std::nullopt) return repair_proposals(g, c_, n);

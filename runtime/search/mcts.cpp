@@ -50,7 +50,10 @@ std::vector<Proposal> MctsStrategy::propose(const SearchGraph& g, size_t n, Rng&
         const double nc = visits(cid);
         const double mean = it == stats_.end() || nc == 0 ? 0 : it->second.reward / nc;
         const double uct = mean + c_.exploration * std::sqrt(std::log(nv) / std::max(nc, 1.0));
-        if (uct > best) { best = uct; pick = c; }
+        if (uct > best) {
+          best = uct;
+          pick = c;
+        }
       }
       if (!pick) break;
       v = pick;

@@ -24,23 +24,23 @@ std::string save_rng(const Rng& r);
 bool load_rng(Rng& r, const std::string& state);
 
 struct Proposal {
-  std::string op;                // seed | mutate | crossover | repair | migrate
+  std::string op;  // seed | mutate | crossover | repair | migrate
   std::vector<uint64_t> parents;
   int32_t island = 0;
 };
 
 struct StrategyConfig {
-  std::string name = "greedy";   // greedy | mcts | evolutionary
-  int max_children = 8;          // greedy: children per node before moving to the next best
-  double exploration = 1.4;      // mcts: UCT exploration constant c
-  double widening = 2.0;         // mcts: a node may have ceil(widening * sqrt(visits)) children
-  int islands = 2;               // evolutionary
-  int population = 6;            // evolutionary: best nodes per island that can be parents
+  std::string name = "greedy";           // greedy | mcts | evolutionary
+  int max_children = 8;                  // greedy: children per node before moving to the next best
+  double exploration = 1.4;              // mcts: UCT exploration constant c
+  double widening = 2.0;                 // mcts: a node may have ceil(widening * sqrt(visits)) children
+  int islands = 2;                       // evolutionary
+  int population = 6;                    // evolutionary: best nodes per island that can be parents
   std::string selection = "tournament";  // evolutionary: tournament | proportional
   int tournament_size = 3;
   double crossover_rate = 0.3;
-  int migration_interval = 3;    // evolutionary: every N generations an island takes the neighbour's best
-  bool repair = false;           // set when the operator can repair failed nodes
+  int migration_interval = 3;  // evolutionary: every N generations an island takes the neighbour's best
+  bool repair = false;         // set when the operator can repair failed nodes
   int max_repairs = 2;
 };
 

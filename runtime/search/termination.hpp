@@ -9,10 +9,10 @@
 namespace kevolve {
 
 struct TerminationConfig {
-  int64_t max_evaluations = 100;   // scored nodes
-  double max_seconds = 0;          // 0 = no wall-clock budget
-  int64_t no_improvement = 0;      // stop after this many scored nodes without a new best; 0 = off
-  double target_speedup = 0;       // 0 = off
+  int64_t max_evaluations = 100;  // scored nodes
+  double max_seconds = 0;         // 0 = no wall-clock budget
+  int64_t no_improvement = 0;     // stop after this many scored nodes without a new best; 0 = off
+  double target_speedup = 0;      // 0 = off
 };
 
 // Returns why the search should stop, or nullopt. `since_best` = scored nodes since the best appeared.

@@ -23,19 +23,23 @@ TEST_CASE("the deep-search actor answers retrieval queries from the knowledge ba
   auto deep = spawn_deep_search_actor(sys, *kb);
   caf::scoped_actor self{sys};
   std::vector<KbHit> hits;
-  self->request(deep, std::chrono::seconds(10), atoms::kb_atom::value, KbQuery{"online softmax running maximum rescale", "x86-avx2", "", 3})
+  self->request(deep, std::chrono::seconds(10), atoms::kb_atom::value,
+                KbQuery{"online softmax running maximum rescale", "x86-avx2", "", 3})
       .receive([&](std::vector<KbHit>& h) { hits = std::move(h); }, [](caf::error&) { FAIL("no answer"); });
   REQUIRE_FALSE(hits.empty());
   CHECK(hits.front().path == "patterns/online-softmax.md");
   // Filtered by hardware: Hopper notes for a Hopper question, never the AVX-512 notes.
-  self->request(deep, std::chrono::seconds(10), atoms::kb_atom::value, KbQuery{"warp shuffle reduction shared memory", "nvidia-hopper", "", 5})
+  self->request(deep, std::chrono::seconds(10), atoms::kb_atom::value,
+                KbQuery{"warp shuffle reduction shared memory", "nvidia-hopper", "", 5})
       .receive([&](std::vector<KbHit>& h) { hits = std::move(h); }, [](caf::error&) { FAIL("no answer"); });
   REQUIRE_FALSE(hits.empty());
   for (auto& h : hits) CHECK(h.path.find("x86-avx512") == std::string::npos);
   self->send_exit(deep, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("the LLM operator's retrieval query follows the parent's diagnosis, and the prompt carries what was retrieved", "[agents]") {
+TEST_CASE(
+    "the LLM operator's retrieval query follows the parent's diagnosis, and the prompt carries what was retrieved",
+    "[agents]") {
   auto kb = KnowledgeBase::load(kRoot);
   REQUIRE(kb);
   auto prompts = PromptTemplates::load(kRoot);
@@ -63,7 +67,8 @@ TEST_CASE("the LLM operator's retrieval query follows the parent's diagnosis, an
   const KbQuery q = op.knowledge_query(repair, g, ctx);
   CHECK(q.hardware == "x86-avx2");
   CHECK(q.problem == spec->name);
-  CHECK(q.text.find("incorrect: nonfinite") != std::string::npos);  // the diagnosis of the failed parent drives retrieval
+  CHECK(q.text.find("incorrect: nonfinite") !=
+        std::string::npos);  // the diagnosis of the failed parent drives retrieval
   CHECK(q.text.find("NaN") != std::string::npos);
 
   ctx.knowledge_given = true;
@@ -75,13 +80,16 @@ TEST_CASE("the LLM operator's retrieval query follows the parent's diagnosis, an
   CHECK(found);
 }
 
-TEST_CASE("for the CUDA backend the LLM operator asks for kernel-only CUDA and hands back CUDA candidates", "[agents][cuda]") {
+TEST_CASE("for the CUDA backend the LLM operator asks for kernel-only CUDA and hands back CUDA candidates",
+          "[agents][cuda]") {
   kevolve::test::FakeLlmServer server;
   const std::string cuda_reply =
-      "Here is a first kernel.\n```cuda\n#include \"kevolve_kernel.h\"\n// @kevolve kernel gelu_k\n// @kevolve grid cdiv(N, 256)\n"
+      "Here is a first kernel.\n```cuda\n#include \"kevolve_kernel.h\"\n// @kevolve kernel gelu_k\n// @kevolve grid "
+      "cdiv(N, 256)\n"
       "// @kevolve block 256\nextern \"C\" __global__ void gelu_k(const kv_cuda_args a) {\n"
       "  long long i = blockIdx.x * 256LL + threadIdx.x;\n  if (i < kv_numel(&a.inputs[0])) {\n"
-      "    float x = ((const float*)a.inputs[0].data)[i];\n    ((float*)a.outputs[0].data)[i] = 0.5f * x * (1.f + erff(x * 0.70710678f));\n  }\n}\n```\n";
+      "    float x = ((const float*)a.inputs[0].data)[i];\n    ((float*)a.outputs[0].data)[i] = 0.5f * x * (1.f + "
+      "erff(x * 0.70710678f));\n  }\n}\n```\n";
   server.push({200, kevolve::test::FakeLlmServer::openai_body(cuda_reply)});
   auto prompts = PromptTemplates::load(kRoot);
   REQUIRE(prompts);
@@ -99,8 +107,8 @@ TEST_CASE("for the CUDA backend the LLM operator asks for kernel-only CUDA and h
   const auto [system, user] = op.prompts(Proposal{"seed", {}, 0}, g, OperatorContext{});
   CHECK(system.find("kv_cuda_args") != std::string::npos);
   CHECK(system.find("// @kevolve grid") != std::string::npos);
-  CHECK(system.find("g++") == std::string::npos);              // not the CPU rules
-  CHECK(user.find("N=67108864") != std::string::npos);          // the GPU benchmark size, not the CPU one
+  CHECK(system.find("g++") == std::string::npos);       // not the CPU rules
+  CHECK(user.find("N=67108864") != std::string::npos);  // the GPU benchmark size, not the CPU one
   Rng rng(1);
   auto child = op.make(Proposal{"seed", {}, 0}, g, rng, OperatorContext{});
   REQUIRE(child);

@@ -178,7 +178,8 @@ TEST_CASE("a real CPU search compiles, verifies and times template kernels throu
   fs::remove_all(rq.out_dir);
 }
 
-TEST_CASE("the context memory keeps lessons across searches and a new search starts from the best kernel", "[engine][cpu][memory]") {
+TEST_CASE("the context memory keeps lessons across searches and a new search starts from the best kernel",
+          "[engine][cpu][memory]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-memory-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
@@ -204,7 +205,10 @@ TEST_CASE("the context memory keeps lessons across searches and a new search sta
     auto store = Store::open(dir, true);
     REQUIRE(store);
     for (auto& n : (*store)->nodes("first"))
-      if (n.correct() && n.fitness > best) { best = n.fitness; best_params = n.params; }
+      if (n.correct() && n.fitness > best) {
+        best = n.fitness;
+        best_params = n.params;
+      }
     auto bytes = (*store)->artifact(lessons_search(lessons_key(spec->name, "cpu", "x86-avx2")), 0, "lessons");
     REQUIRE(bytes);
     auto l = decode_lessons(*bytes);
@@ -225,7 +229,8 @@ TEST_CASE("the context memory keeps lessons across searches and a new search sta
   REQUIRE(!nodes.empty());
   CHECK(nodes.front().op == "seed");
   CHECK(nodes.front().params == best_params);  // the seed is the first search's best kernel, not the naive default
-  auto l = decode_lessons(*(*store)->artifact(lessons_search(lessons_key(spec->name, "cpu", "x86-avx2")), 0, "lessons"));
+  auto l =
+      decode_lessons(*(*store)->artifact(lessons_search(lessons_key(spec->name, "cpu", "x86-avx2")), 0, "lessons"));
   REQUIRE(l);
   CHECK(l->evaluated() == 7);
   CHECK(l->searches == std::vector<std::string>{"first", "second"});

@@ -83,8 +83,8 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   REQUIRE(kb);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
   REQUIRE(spec);
-  auto op = std::make_shared<LlmOperator>(*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2", "vector_width_bytes = 32",
-                                          *kb, 1);
+  auto op = std::make_shared<LlmOperator>(*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2",
+                                          "vector_width_bytes = 32", *kb, 1);
 
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-search-" + std::to_string(getpid()))).string();
   auto s = run_search(llm_search_config(*spec, dir, "llm", 3), *spec, op, {});
@@ -98,14 +98,14 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   REQUIRE(p1);
   CHECK(p1->find("# Problem: softmax_small") != std::string::npos);
   CHECK(p1->find("Write a first, simple and correct kernel") != std::string::npos);
-  CHECK(p1->find("vector_width_bytes = 32") != std::string::npos);          // the target's constraints
-  CHECK(p1->find("could not be used") != std::string::npos);                 // the retry said why
+  CHECK(p1->find("vector_width_bytes = 32") != std::string::npos);                   // the target's constraints
+  CHECK(p1->find("could not be used") != std::string::npos);                         // the retry said why
   CHECK((*store)->artifact("llm", 1, "reply")->find("prose") != std::string::npos);  // transcript kept
   auto p2 = (*store)->artifact("llm", 2, "prompt");
   REQUIRE(p2);
   CHECK(p2->find("Make the kernel below faster") != std::string::npos);
-  CHECK(p2->find("// variant 1") != std::string::npos);                      // the parent's source
-  CHECK(p2->find("What the evaluator reported") != std::string::npos);      // its report
+  CHECK(p2->find("// variant 1") != std::string::npos);                 // the parent's source
+  CHECK(p2->find("What the evaluator reported") != std::string::npos);  // its report
   CHECK(p2->find("Diagnosis and directives") != std::string::npos);
   CHECK(p2->find("Notes from the knowledge base") != std::string::npos);
   CHECK(server.requests().size() == 4);
@@ -137,14 +137,17 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   fs::remove(cfg);
 }
 
-TEST_CASE("a reply that is a diff against the parent is applied to it, and one that does not apply is asked again", "[llm][engine]") {
+TEST_CASE("a reply that is a diff against the parent is applied to it, and one that does not apply is asked again",
+          "[llm][engine]") {
   Server server;
   server.push({200, Server::openai_body(softmax_kernel(1))});
   // The mutation of node 1: first a diff whose context is not in node 1, then one that applies.
-  server.push({200, Server::openai_body("```diff\n@@ -10,3 +10,3 @@\n-    float m = -INFINITY;\n+    float m = x[r * C];\n```\n")});
-  server.push({200, Server::openai_body("Only the comment changes.\n```diff\n--- a/kernel.cpp\n+++ b/kernel.cpp\n"
-                                        "@@ -1,3 +1,3 @@\n-// variant 1\n+// variant 1, patched\n #include \"kevolve_kernel.h\"\n"
-                                        " #include <algorithm>\n```\n")});
+  server.push({200, Server::openai_body(
+                        "```diff\n@@ -10,3 +10,3 @@\n-    float m = -INFINITY;\n+    float m = x[r * C];\n```\n")});
+  server.push({200, Server::openai_body(
+                        "Only the comment changes.\n```diff\n--- a/kernel.cpp\n+++ b/kernel.cpp\n"
+                        "@@ -1,3 +1,3 @@\n-// variant 1\n+// variant 1, patched\n #include \"kevolve_kernel.h\"\n"
+                        " #include <algorithm>\n```\n")});
   const std::string root = std::string(KEVOLVE_SOURCE_DIR) + "/knowledge";
   llm::LlmConfig lc;
   lc.endpoint = server.url("/v1/chat/completions");
@@ -154,8 +157,8 @@ TEST_CASE("a reply that is a diff against the parent is applied to it, and one t
   REQUIRE(client);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
   REQUIRE(spec);
-  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)", "x86-avx2", "",
-                                          nullptr, 1);
+  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)",
+                                          "x86-avx2", "", nullptr, 1);
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-diff-" + std::to_string(getpid()))).string();
   auto s = run_search(llm_search_config(*spec, dir, "diff", 2), *spec, op, {});
   REQUIRE(s);
@@ -179,8 +182,8 @@ TEST_CASE("a reply that is a diff against the parent is applied to it, and one t
   CHECK(prompt->find("could not be used: " + why) != std::string::npos);  // the re-ask said why
   auto reply = (*store)->artifact("diff", 2, "reply");
   REQUIRE(reply);
-  CHECK(reply->find(why) != std::string::npos);                            // the transcript records it
-  CHECK(reply->find("+// variant 1, patched") != std::string::npos);       // the reply stays the raw diff
+  CHECK(reply->find(why) != std::string::npos);                       // the transcript records it
+  CHECK(reply->find("+// variant 1, patched") != std::string::npos);  // the reply stays the raw diff
   store->reset();
   fs::remove_all(dir);
 }
@@ -190,15 +193,18 @@ TEST_CASE("kevolve run refuses an LLM config without its key or endpoint, at sta
   fs::create_directories(dir);
   const std::string cfg = dir + "/llm.toml";
   unsetenv("KEVOLVE_TEST_ABSENT_KEY");
-  std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nprovider = \"anthropic\"\n"
-                        "endpoint = \"http://127.0.0.1:1/v1/messages\"\nmodel = \"m\"\napi_key_env = \"KEVOLVE_TEST_ABSENT_KEY\"\n"
-                        "[store]\npath = \"" << dir << "/store\"\n";
+  std::ofstream(cfg)
+      << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nprovider = \"anthropic\"\n"
+         "endpoint = \"http://127.0.0.1:1/v1/messages\"\nmodel = \"m\"\napi_key_env = \"KEVOLVE_TEST_ABSENT_KEY\"\n"
+         "[store]\npath = \""
+      << dir << "/store\"\n";
   std::string out;
   CHECK(run_cli(cfg, out) == 2);
   CHECK(out.find("KEVOLVE_TEST_ABSENT_KEY is not set") != std::string::npos);
 
   std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nprovider = \"openai\"\n"
-                        "endpoint = \"http://127.0.0.1:1/v1/chat/completions\"\nmodel = \"m\"\n[store]\npath = \"" << dir << "/store\"\n";
+                        "endpoint = \"http://127.0.0.1:1/v1/chat/completions\"\nmodel = \"m\"\n[store]\npath = \""
+                     << dir << "/store\"\n";
   out.clear();
   CHECK(run_cli(cfg, out) == 2);
   CHECK(out.find("cannot connect to 127.0.0.1:1") != std::string::npos);
@@ -216,8 +222,8 @@ TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm]
   auto client = llm::LlmClient::create(lc);
   REQUIRE(client);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
-  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)", "x86-avx2", "",
-                                          nullptr, 1);
+  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)",
+                                          "x86-avx2", "", nullptr, 1);
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-budget-" + std::to_string(getpid()))).string();
   auto s = run_search(llm_search_config(*spec, dir, "budget", 10), *spec, op, {});
   REQUIRE(s);
@@ -228,37 +234,44 @@ TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm]
   fs::remove_all(dir);
 }
 
-TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evaluated through the Python interpreter", "[llm][python]") {
-  if (test::shell("/usr/bin/python3 -c 'import torch' 2>/dev/null").code != 0 && test::shell("python3 -c 'import torch' 2>/dev/null").code != 0) {
+TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evaluated through the Python interpreter",
+          "[llm][python]") {
+  if (test::shell("/usr/bin/python3 -c 'import torch' 2>/dev/null").code != 0 &&
+      test::shell("python3 -c 'import torch' 2>/dev/null").code != 0) {
     kevolve::test::say_skipped("no python3 with torch here");
     return;
   }
   Server server;
   // The seed: ModelNew with its own C++ kernel (load_inline); then a reply without code (asked again), then a
   // ModelNew that only calls PyTorch (evaluated, and labelled a framework rewrite by the evaluator).
-  server.push({200, Server::openai_body(
-                        "```python\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n"
-                        "_SRC = r'''\n#include <torch/extension.h>\n"
-                        "torch::Tensor relu_fwd(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
-                        "  const float* a = x.data_ptr<float>();\n  float* b = y.data_ptr<float>();\n"
-                        "  for (int64_t i = 0, n = x.numel(); i < n; ++i) b[i] = a[i] > 0.f ? a[i] : 0.f;\n  return y;\n}\n'''\n"
-                        "_ext = load_inline(name='kevolve_llm_test_relu', cpp_sources=_SRC, functions=['relu_fwd'], verbose=False)\n\n\n"
-                        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
-                        "    def forward(self, x):\n        return _ext.relu_fwd(x.contiguous())\n```\nA scalar C++ loop.")});
+  server.push(
+      {200,
+       Server::openai_body(
+           "```python\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n"
+           "_SRC = r'''\n#include <torch/extension.h>\n"
+           "torch::Tensor relu_fwd(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
+           "  const float* a = x.data_ptr<float>();\n  float* b = y.data_ptr<float>();\n"
+           "  for (int64_t i = 0, n = x.numel(); i < n; ++i) b[i] = a[i] > 0.f ? a[i] : 0.f;\n  return y;\n}\n'''\n"
+           "_ext = load_inline(name='kevolve_llm_test_relu', cpp_sources=_SRC, functions=['relu_fwd'], "
+           "verbose=False)\n\n\n"
+           "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+           "    def forward(self, x):\n        return _ext.relu_fwd(x.contiguous())\n```\nA scalar C++ loop.")});
   server.push({200, Server::openai_body("ReLU keeps the positive part; I would use an elementwise kernel.")});
-  server.push({200, Server::openai_body("```python\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
-                                        "    def __init__(self):\n        super().__init__()\n\n"
-                                        "    def forward(self, x):\n        return torch.clamp_min(x, 0.0)\n```\n")});
+  server.push(
+      {200, Server::openai_body("```python\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                                "    def __init__(self):\n        super().__init__()\n\n"
+                                "    def forward(self, x):\n        return torch.clamp_min(x, 0.0)\n```\n")});
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-kb-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string problem = std::string(KEVOLVE_SOURCE_DIR) + "/problems/kernelbench-format/1_relu.py";
   auto config = [&](const std::string& language) {
-    std::ofstream(dir + "/run.toml") << "[search]\nproblem = \"" << problem << "\"\nid = \"kb-llm\"\nbackend = \"cpu\"\noperator = \"llm\"\n"
-                                     << "max_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 2\n[llm]\nprovider = \"openai\"\n"
-                                     << "endpoint = \"" << server.url("/v1/chat/completions") << "\"\nmodel = \"fixture-model\"\nretries = 0\n"
-                                     << language << "[store]\npath = \"" << dir << "/store\"\ncheckpoint_seconds = 0\n"
-                                     << "[eval]\nmin_time = 0.02\nmin_reps = 5\nthreads = 2\n";
+    std::ofstream(dir + "/run.toml")
+        << "[search]\nproblem = \"" << problem << "\"\nid = \"kb-llm\"\nbackend = \"cpu\"\noperator = \"llm\"\n"
+        << "max_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 2\n[llm]\nprovider = \"openai\"\n"
+        << "endpoint = \"" << server.url("/v1/chat/completions") << "\"\nmodel = \"fixture-model\"\nretries = 0\n"
+        << language << "[store]\npath = \"" << dir << "/store\"\ncheckpoint_seconds = 0\n"
+        << "[eval]\nmin_time = 0.02\nmin_reps = 5\nthreads = 2\n";
     return dir + "/run.toml";
   };
   std::string out;
@@ -276,16 +289,16 @@ TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evalua
   for (auto& n : nodes) CHECK(n.correct());
   auto prompt = (*store)->artifact("kb-llm", 1, "prompt");
   REQUIRE(prompt);
-  CHECK(prompt->find("class ModelNew(nn.Module)") != std::string::npos);         // the system prompt: what to write
+  CHECK(prompt->find("class ModelNew(nn.Module)") != std::string::npos);  // the system prompt: what to write
   CHECK(prompt->find("C++ compiled with `torch.utils.cpp_extension.load_inline`") != std::string::npos);  // CPU: cpp
-  CHECK(prompt->find("class Model(nn.Module):") != std::string::npos);           // the problem file itself
+  CHECK(prompt->find("class Model(nn.Module):") != std::string::npos);  // the problem file itself
   CHECK(prompt->find("Write a first, simple and correct ModelNew") != std::string::npos);
-  CHECK(prompt->find("Inputs (in order)") == std::string::npos);                 // no core-problem tensor list
+  CHECK(prompt->find("Inputs (in order)") == std::string::npos);  // no core-problem tensor list
   CHECK((*store)->artifact("kb-llm", 1, "source")->find("load_inline") != std::string::npos);
   auto second = (*store)->artifact("kb-llm", 2, "prompt");
   REQUIRE(second);
-  CHECK(second->find("```python\nimport torch") != std::string::npos);           // the parent, fenced as Python
-  CHECK(second->find("could not be used") != std::string::npos);                 // the prose reply was asked again
+  CHECK(second->find("```python\nimport torch") != std::string::npos);  // the parent, fenced as Python
+  CHECK(second->find("could not be used") != std::string::npos);        // the prose reply was asked again
   CHECK(second->find("one ```python block") != std::string::npos);
   CHECK(fs::exists(dir + "/out/best/model_new.py"));
   CHECK(server.requests().size() == 3);

@@ -97,7 +97,8 @@ TEST_CASE("kill -9 at random moments, then the same command resumes without losi
       std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(250, 900)(rng)));
     }
     if (round == 1) {  // a report can be read while the search holds its store
-      const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve report " + config + " --out " + out + "-live >/dev/null 2>&1";
+      const std::string cmd =
+          std::string(KEVOLVE_BIN_DIR) + "/kevolve report " + config + " --out " + out + "-live >/dev/null 2>&1";
       CHECK(std::system(cmd.c_str()) == 0);
       CHECK(fs::exists(out + "-live/report.json"));
     }

@@ -20,7 +20,8 @@ TEST_CASE("dropping a hardware folder constrains templates and prompts for that 
   fs::remove_all(root);
   fs::create_directories(root / "hardware/tiny-vector-chip");
   std::ofstream(root / "hardware/tiny-vector-chip/constraints.toml")
-      << "# a chip no model has seen\nvector_width_bytes = 16\nshared_memory_bytes = 0\nnotes = \"128-bit SIMD only\"\n";
+      << "# a chip no model has seen\nvector_width_bytes = 16\nshared_memory_bytes = 0\nnotes = \"128-bit SIMD "
+         "only\"\n";
   auto hw = load_hardware(root.string(), "tiny-vector-chip");
   REQUIRE(hw);
   CHECK(hw->numbers.at("vector_width_bytes") == 16);
@@ -79,8 +80,8 @@ TEST_CASE("an LLM ensemble draws its models by weight, deterministically for a s
   auto client = llm::LlmClient::create(lc);
   REQUIRE(client);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/gelu/problem.toml");
-  LlmOperator op(*client, *PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"), *spec, "gelu", "x86-avx2", "",
-                 nullptr, 1);
+  LlmOperator op(*client, *PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"), *spec, "gelu",
+                 "x86-avx2", "", nullptr, 1);
   Rng a(5), b(5);
   int big = 0;
   for (int i = 0; i < 400; ++i) {

@@ -19,7 +19,8 @@ std::string fixture() {
   fs::create_directories(root / "hardware/gpu-a");
   fs::create_directories(root / "patterns");
   std::ofstream(root / "hardware/gpu-a/overview.md")
-      << "---\ntitle: GPU A overview\ntags: [gpu]\nhardware: [gpu-a]\nproblems: [any]\n---\nGPU A has 96 KB of scratchpad per core and 128-bit loads.\n";
+      << "---\ntitle: GPU A overview\ntags: [gpu]\nhardware: [gpu-a]\nproblems: [any]\n---\nGPU A has 96 KB of "
+         "scratchpad per core and 128-bit loads.\n";
   std::ofstream(root / "patterns/online-softmax.md")
       << "---\ntitle: Online softmax\ntags: [softmax, reduction]\nhardware: [any]\nproblems: [softmax_rows]\n---\n"
          "Keep a running maximum and a running sum rescaled when the maximum grows: one pass over the row.\n";
@@ -71,26 +72,33 @@ TEST_CASE("realistic operator queries find their document in the top 3 of the re
       {"layernorm variance cancellation welford two-pass", "", "layernorm_fwd", "patterns/fused-normalization.md"},
       {"rmsnorm backward dweight per-thread partial sums", "", "rmsnorm_bwd", "patterns/normalization-backward.md"},
       {"softmax running max rescale sum one pass", "", "softmax_rows", "patterns/online-softmax.md"},
-      {"exact gelu erf polynomial tolerance tanh approximation", "", "gelu", "patterns/transcendental-approximations.md"},
+      {"exact gelu erf polynomial tolerance tanh approximation", "", "gelu",
+       "patterns/transcendental-approximations.md"},
       {"map_id branchless binary search radix directory", "", "map_id", "patterns/id-mapping-search.md"},
-      {"bucketize per feature boundaries linear count branch-free", "", "merge_bucketized_dense", "patterns/bucketize-per-feature.md"},
-      {"batch_event_truncate prefix sum offsets parallel copy", "", "batch_event_truncate", "patterns/jagged-segment-operations.md"},
+      {"bucketize per feature boundaries linear count branch-free", "", "merge_bucketized_dense",
+       "patterns/bucketize-per-feature.md"},
+      {"batch_event_truncate prefix sum offsets parallel copy", "", "batch_event_truncate",
+       "patterns/jagged-segment-operations.md"},
       {"fm interaction sum square precision double accumulation", "", "fm_interaction", "patterns/fm-interaction.md"},
       {"warp shuffle block reduction shared memory", "nvidia-hopper", "", "patterns/parallel-reductions.md"},
-      {"achieved bandwidth percent of peak memory-bound arithmetic intensity", "", "", "patterns/roofline-reasoning.md"},
+      {"achieved bandwidth percent of peak memory-bound arithmetic intensity", "", "",
+       "patterns/roofline-reasoning.md"},
       {"openmp false sharing schedule static num_threads", "x86-avx2", "", "patterns/openmp-cpu.md"},
       {"avx512 mask register tail frequency licence", "x86-avx512", "", "hardware/x86-avx512/overview.md"},
-      {"H100 occupancy registers per thread launch bounds", "nvidia-hopper", "", "hardware/nvidia-hopper/occupancy-and-launch.md"},
+      {"H100 occupancy registers per thread launch bounds", "nvidia-hopper", "",
+       "hardware/nvidia-hopper/occupancy-and-launch.md"},
       {"MI300X wave64 ballot shuffle porting from CUDA", "amd-cdna3", "", "hardware/amd-cdna3/wave64-porting.md"},
       {"only the tail elements wrong poisoned NaN output", "", "", "debugging/numerical-mismatch-patterns.md"},
-      {"compute-sanitizer racecheck initcheck race condition", "nvidia-hopper", "", "debugging/races-and-uninitialized-memory.md"},
+      {"compute-sanitizer racecheck initcheck race condition", "nvidia-hopper", "",
+       "debugging/races-and-uninitialized-memory.md"},
       {"L2 flush cudaEvent asynchronous launch timing", "nvidia-hopper", "", "debugging/timing-pitfalls.md"},
   };
   for (const auto& c : cases) {
     auto hits = (*kb)->search({c.query, c.hardware, c.problem, 3});
     bool found = false;
     for (auto& h : hits) found |= h.path == c.expected;
-    INFO("query \"" << c.query << "\" should find " << c.expected << (hits.empty() ? " (no hits)" : ", top hit " + hits[0].path));
+    INFO("query \"" << c.query << "\" should find " << c.expected
+                    << (hits.empty() ? " (no hits)" : ", top hit " + hits[0].path));
     CHECK(found);
   }
 }

@@ -41,7 +41,10 @@ TEST_CASE("template errors name the file and key", "[templates]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("directed mutation follows the diagnosis: mostly widen when memory-bound, mostly change the algorithm when compute-bound", "[templates]") {
+TEST_CASE(
+    "directed mutation follows the diagnosis: mostly widen when memory-bound, mostly change the algorithm when "
+    "compute-bound",
+    "[templates]") {
   auto t = find_template("cpu", "rmsnorm_fwd", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
   REQUIRE(t);
   TemplateOperator op(*t);
@@ -57,7 +60,8 @@ TEST_CASE("directed mutation follows the diagnosis: mostly widen when memory-bou
             if (d.name == w) return d.values;
           throw std::logic_error("no such parameter");
         }();
-        const auto a = std::find(values.begin(), values.end(), start.at(w)), b = std::find(values.begin(), values.end(), p.at(w));
+        const auto a = std::find(values.begin(), values.end(), start.at(w)),
+                   b = std::find(values.begin(), values.end(), p.at(w));
         widened += b == a + 1;
       }
     memory_algorithm += p.at("acc") != start.at("acc");

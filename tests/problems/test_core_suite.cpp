@@ -25,8 +25,8 @@ TEST_CASE("every core problem's naive and fast candidates are correct", "[core]"
       REQUIRE(fs::exists(dir.path() / cand));
       EvalOptions o = kevolve::test::quick_options();
       o.call_timeout_s = 60;
-      const EvalResult r = kevolve::test::eval_file("problems/core/" + name + "/problem.toml",
-                                                    "problems/core/" + name + "/" + cand, o);
+      const EvalResult r =
+          kevolve::test::eval_file("problems/core/" + name + "/problem.toml", "problems/core/" + name + "/" + cand, o);
       INFO(cand << ": " << status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
       CHECK(r.status == EvalStatus::ok);
     }

@@ -13,7 +13,8 @@ namespace {
 
 std::string temp_dir(const char* tag) {
   static int n = 0;
-  auto d = fs::temp_directory_path() / ("kevolve-store-test-" + std::to_string(getpid()) + "-" + tag + std::to_string(n++));
+  auto d =
+      fs::temp_directory_path() / ("kevolve-store-test-" + std::to_string(getpid()) + "-" + tag + std::to_string(n++));
   fs::remove_all(d);
   return d.string();
 }

@@ -34,17 +34,25 @@ bool LineEditor::read_raw(const std::string& prompt, std::string& line) {
   bool got = true;
   for (;;) {
     char c = 0;
-    if (::read(0, &c, 1) != 1 || (c == 4 && line.empty())) { got = false; break; }  // EOF or Ctrl-D
+    if (::read(0, &c, 1) != 1 || (c == 4 && line.empty())) {
+      got = false;
+      break;
+    }  // EOF or Ctrl-D
     if (c == '\r' || c == '\n') break;
     if (c == 127 || c == 8) {
-      if (cur > 0) { line.erase(--cur, 1); redraw(); }
+      if (cur > 0) {
+        line.erase(--cur, 1);
+        redraw();
+      }
     } else if (c == '\t') {
       if (line.find(' ') == std::string::npos) {
         std::vector<std::string> m;
         for (auto& w : words_)
           if (w.rfind(line, 0) == 0) m.push_back(w);
-        if (m.size() == 1) { line = m[0] + " "; cur = line.size(); }
-        else if (m.size() > 1) {
+        if (m.size() == 1) {
+          line = m[0] + " ";
+          cur = line.size();
+        } else if (m.size() > 1) {
           std::cout << "\n";
           for (auto& w : m) std::cout << w << "  ";
           std::cout << "\n";
@@ -54,12 +62,21 @@ bool LineEditor::read_raw(const std::string& prompt, std::string& line) {
     } else if (c == 27) {  // escape sequences: arrows, Home, End
       char s[2];
       if (::read(0, s, 2) != 2 || s[0] != '[') continue;
-      if (s[1] == 'A' && hist > 0) { line = history_[--hist]; cur = line.size(); }
-      else if (s[1] == 'B' && hist < history_.size()) { ++hist; line = hist < history_.size() ? history_[hist] : ""; cur = line.size(); }
-      else if (s[1] == 'C' && cur < line.size()) ++cur;
-      else if (s[1] == 'D' && cur > 0) --cur;
-      else if (s[1] == 'H') cur = 0;
-      else if (s[1] == 'F') cur = line.size();
+      if (s[1] == 'A' && hist > 0) {
+        line = history_[--hist];
+        cur = line.size();
+      } else if (s[1] == 'B' && hist < history_.size()) {
+        ++hist;
+        line = hist < history_.size() ? history_[hist] : "";
+        cur = line.size();
+      } else if (s[1] == 'C' && cur < line.size())
+        ++cur;
+      else if (s[1] == 'D' && cur > 0)
+        --cur;
+      else if (s[1] == 'H')
+        cur = 0;
+      else if (s[1] == 'F')
+        cur = line.size();
       redraw();
     } else if (c >= 32) {
       line.insert(cur++, 1, c);

@@ -21,7 +21,8 @@
 namespace {
 
 const char* kUsage =
-    "usage: kevolve-console HOST:PORT [--secret-env VAR] [--tls-cert PEM --tls-key PEM --tls-ca PEM] [COMMAND ARGS... [--json]]\n"
+    "usage: kevolve-console HOST:PORT [--secret-env VAR] [--tls-cert PEM --tls-key PEM --tls-ca PEM] [COMMAND ARGS... "
+    "[--json]]\n"
     "  without a command: interactive (help lists the commands)\n";
 
 // Sends one command; returns false when the node answered with an error or did not answer.
@@ -57,19 +58,37 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   auto addr = kevolve::parse_host_port(args[0]);
-  if (!addr) { std::cerr << "kevolve-console: " << addr.error() << "\n" << kUsage; return 2; }
+  if (!addr) {
+    std::cerr << "kevolve-console: " << addr.error() << "\n" << kUsage;
+    return 2;
+  }
   std::string secret_env = "KEVOLVE_CLUSTER_SECRET";
   std::vector<std::string> words;
   kevolve::TlsFiles tls;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--secret-env" && i + 1 < args.size()) { secret_env = args[++i]; continue; }
-    if (args[i] == "--tls-cert" && i + 1 < args.size()) { tls.cert = args[++i]; continue; }
-    if (args[i] == "--tls-key" && i + 1 < args.size()) { tls.key = args[++i]; continue; }
-    if (args[i] == "--tls-ca" && i + 1 < args.size()) { tls.ca = args[++i]; continue; }
+    if (args[i] == "--secret-env" && i + 1 < args.size()) {
+      secret_env = args[++i];
+      continue;
+    }
+    if (args[i] == "--tls-cert" && i + 1 < args.size()) {
+      tls.cert = args[++i];
+      continue;
+    }
+    if (args[i] == "--tls-key" && i + 1 < args.size()) {
+      tls.key = args[++i];
+      continue;
+    }
+    if (args[i] == "--tls-ca" && i + 1 < args.size()) {
+      tls.ca = args[++i];
+      continue;
+    }
     words.push_back(args[i]);
   }
   auto secret = kevolve::cluster::secret_from_env(secret_env);
-  if (!secret) { std::cerr << "kevolve-console: " << secret.error() << "\n"; return 2; }
+  if (!secret) {
+    std::cerr << "kevolve-console: " << secret.error() << "\n";
+    return 2;
+  }
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
   if (tls.partial()) {
@@ -79,7 +98,10 @@ int main(int argc, char** argv) {
   kevolve::configure_network(cfg, 1.0, tls);
   caf::actor_system sys{cfg};
   auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, tls.on());
-  if (!registry) { std::cerr << "kevolve-console: " << registry.error() << "\n"; return 2; }
+  if (!registry) {
+    std::cerr << "kevolve-console: " << registry.error() << "\n";
+    return 2;
+  }
   if (!words.empty()) return ask(sys, *registry, words, std::cout) ? 0 : 1;
 
   kevolve::console::LineEditor editor(kevolve::cluster::console_commands());

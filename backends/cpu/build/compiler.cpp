@@ -29,7 +29,8 @@ BuildResult compile_cpu(const Candidate& c, const std::string& dir, const Compil
   for (const std::string& a : {std::string("-I") + dir, src, std::string("-o"), so}) argv.push_back(a);
   const int rc = process::run_captured(argv, o.timeout_s, r.log);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(o.timeout_s)) + " s";
+  if (rc == -1 && r.log.empty())
+    r.log = "the compiler did not finish within " + std::to_string(int(o.timeout_s)) + " s";
   r.ok = rc == 0 && std::filesystem::exists(so);
   if (r.ok) r.artifact = so;
   // Compiler messages name the private temp path; show the candidate's own name instead.

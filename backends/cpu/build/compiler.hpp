@@ -10,8 +10,7 @@ namespace kevolve::cpu {
 struct CompileOptions {
   std::string compiler = "g++";
   // -march=native: the evaluating machine's instruction set (the build runs where the candidate runs).
-  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
-                                    "-Wl,-z,now"};
+  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17", "-Wl,-z,now"};
   double timeout_s = 120;
 };
 

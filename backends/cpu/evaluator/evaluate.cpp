@@ -28,7 +28,6 @@ namespace {
 
 using namespace kevolve::reference;
 
-
 // One set of buffers in the arena with the evaluator's own copies of its inputs and expected outputs.
 struct Slot {
   Tensors inputs;    // evaluator-private originals (the reference ran on clones of these)
@@ -46,7 +45,8 @@ enum class Phase { verify, refill, timed };
 
 class Evaluation {
  public:
-  Evaluation(const EvalRequest& q, std::string runner) : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
+  Evaluation(const EvalRequest& q, std::string runner)
+      : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
 
   EvalResult run() {
     res_.detectors = opt_.detectors;
@@ -70,17 +70,20 @@ class Evaluation {
       encode(w, spec_);
       spec_key_ = std::to_string(std::hash<std::string>{}(std::string(w.bytes().begin(), w.bytes().end())));
     }
-    if (opt_.trials < 5) return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
+    if (opt_.trials < 5)
+      return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
     if (auto a = Arena::create(arena_, int64_t(1) << 40); !a) return harness_error("shared memory: " + a.error());
 
-    RunnerConfig rc{runner_path_, q_.artifact, q_.entry.empty() ? spec_.entry : q_.entry, arena_.fd(), arena_.size(),
-                    threads_, opt_.memory_limit_mb, opt_.cpu_limit_s, on(Detector::isolation)};
+    RunnerConfig rc{runner_path_,         q_.artifact,      q_.entry.empty() ? spec_.entry : q_.entry,
+                    arena_.fd(),          arena_.size(),    threads_,
+                    opt_.memory_limit_mb, opt_.cpu_limit_s, on(Detector::isolation)};
     RunnerFailure f;
     if (!runner_.start(rc, std::max(30.0, opt_.call_timeout_s), f)) return fail(f, "loading the candidate");
     res_.sandbox = rc.sandbox ? runner_.sandbox() : "off (the isolation detector is switched off)";
 
     std::vector<std::pair<std::string, ShapeBinding>> shapes;
-    for (size_t i = 0; i < spec_.verify.size(); ++i) shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
+    for (size_t i = 0; i < spec_.verify.size(); ++i)
+      shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
     shapes.push_back({"bench", spec_.bench});
     for (size_t s = 0; s < shapes.size(); ++s)
       if (auto v = verify_shape(s, shapes[s].first, shapes[s].second)) return finish(*v);
@@ -91,8 +94,9 @@ class Evaluation {
     res_.reason.clear();
     std::ostringstream os;
     os.precision(4);
-    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate " << res_.candidate.median_ms
-       << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup << "x)";
+    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate "
+       << res_.candidate.median_ms << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup
+       << "x)";
     res_.message = os.str();
     res_.runner_log = runner_.log_tail();
     return res_;
@@ -143,12 +147,14 @@ class Evaluation {
     try {
       for (auto& t : ref_->bind(clones, params_)()) expected.push_back(t.detach().contiguous());
     } catch (const std::exception& e) {
-      return Verdict{EvalStatus::harness_error, "reference", "the reference '" + spec_.reference + "' failed: " + e.what(), ""};
+      return Verdict{EvalStatus::harness_error, "reference",
+                     "the reference '" + spec_.reference + "' failed: " + e.what(), ""};
     }
     if (expected.size() != spec_.outputs.size())
       return Verdict{EvalStatus::harness_error, "reference",
                      "the reference returned " + std::to_string(expected.size()) + " outputs, the spec declares " +
-                         std::to_string(spec_.outputs.size()), ""};
+                         std::to_string(spec_.outputs.size()),
+                     ""};
     for (size_t i = 0; i < expected.size(); ++i)
       if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
         expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
@@ -175,21 +181,35 @@ class Evaluation {
     a.bytes = t.numel() * t.element_size();
     a.offset = arena_.allocate(a.bytes);
     a.dtype = static_cast<int32_t>(dtype_from(t.scalar_type()));
-    for (int64_t d = 0; d < t.dim(); ++d) { a.shape.push_back(t.size(d)); a.strides.push_back(t.stride(d)); }
-    if (t.dim() == 0) { a.shape.push_back(1); a.strides.push_back(1); }
-    if (output) a.snapshot_offset = arena_.allocate(a.bytes);
-    else std::memcpy(arena_.at(a.offset), t.data_ptr(), static_cast<size_t>(a.bytes));
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      a.shape.push_back(t.size(d));
+      a.strides.push_back(t.stride(d));
+    }
+    if (t.dim() == 0) {
+      a.shape.push_back(1);
+      a.strides.push_back(1);
+    }
+    if (output)
+      a.snapshot_offset = arena_.allocate(a.bytes);
+    else
+      std::memcpy(arena_.at(a.offset), t.data_ptr(), static_cast<size_t>(a.bytes));
     return a;
   }
 
   static DType dtype_from(at::ScalarType s) {
     switch (s) {
-      case at::kDouble: return DType::float64;
-      case at::kInt: return DType::int32;
-      case at::kLong: return DType::int64;
-      case at::kBFloat16: return DType::bfloat16;
-      case at::kHalf: return DType::float16;
-      default: return DType::float32;
+      case at::kDouble:
+        return DType::float64;
+      case at::kInt:
+        return DType::int32;
+      case at::kLong:
+        return DType::int64;
+      case at::kBFloat16:
+        return DType::bfloat16;
+      case at::kHalf:
+        return DType::float16;
+      default:
+        return DType::float32;
     }
   }
 
@@ -202,14 +222,19 @@ class Evaluation {
 
   void release(const Slot& s) {
     for (auto& t : s.call.inputs) arena_.release(t.offset, t.bytes);
-    for (auto& t : s.call.outputs) { arena_.release(t.offset, t.bytes); arena_.release(t.snapshot_offset, t.bytes); }
+    for (auto& t : s.call.outputs) {
+      arena_.release(t.offset, t.bytes);
+      arena_.release(t.snapshot_offset, t.bytes);
+    }
   }
 
-  uint32_t flags() const { return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u); }
+  uint32_t flags() const {
+    return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u);
+  }
 
   // Runs the calls of `slots` as one batch; a runner failure becomes a verdict.
-  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, std::vector<CallOutcome>& out, const std::string& during,
-                                   std::optional<uint32_t> flags_override = std::nullopt) {
+  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, std::vector<CallOutcome>& out,
+                                   const std::string& during, std::optional<uint32_t> flags_override = std::nullopt) {
     Batch b;
     b.flags = flags_override ? *flags_override : flags();
     b.params = params_;
@@ -225,7 +250,8 @@ class Evaluation {
   std::optional<Verdict> check(const Slot& s, const CallOutcome& o, Phase phase, const std::string& where,
                                const std::vector<const Tensors*>& earlier) {
     if (o.rc != 0)
-      return Verdict{EvalStatus::runtime_error, "return_code", "the kernel returned " + std::to_string(o.rc) + " (" + where + ")", where};
+      return Verdict{EvalStatus::runtime_error, "return_code",
+                     "the kernel returned " + std::to_string(o.rc) + " (" + where + ")", where};
     if (on(Detector::input_mutation))
       for (size_t i = 0; i < s.inputs.size(); ++i) {
         const auto& t = s.call.inputs[i];
@@ -240,7 +266,9 @@ class Evaluation {
       if (phase != Phase::timed && on(Detector::escaped_work) &&
           std::memcmp(arena_.at(t.offset), arena_.at(t.snapshot_offset), static_cast<size_t>(t.bytes)) != 0)
         return Verdict{EvalStatus::rejected, "escaped_work",
-                       "output '" + name + "' changed after the kernel returned: work escaped the timer on another thread (" + where + ")",
+                       "output '" + name +
+                           "' changed after the kernel returned: work escaped the timer on another thread (" + where +
+                           ")",
                        where};
       const DType d = spec_.outputs[i].dtype;
       const Tolerance tol = spec_.tolerances.at(d);
@@ -256,23 +284,32 @@ class Evaluation {
         continue;
       }
       const std::string at = where + ", output '" + name + "' " + index_string(s.expected[i], rep.worst);
-      const std::string text = harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
+      const std::string text =
+          harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
       res_.max_abs_err = std::max(res_.max_abs_err, rep.max_abs);
       res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
       if (rep.unwritten)
         return phase == Phase::timed
-                   ? Verdict{EvalStatus::rejected, "poison", "in a timed run, " + text + ": the kernel skipped work on buffers it had seen before", at}
+                   ? Verdict{EvalStatus::rejected, "poison",
+                             "in a timed run, " + text + ": the kernel skipped work on buffers it had seen before", at}
                    : Verdict{EvalStatus::incorrect, "unwritten", text, at};
       if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
       if (phase == Phase::timed)
-        return Verdict{EvalStatus::rejected, "timed_outputs", "a timed run gave wrong results while the verification runs were right: " + text, at};
+        return Verdict{EvalStatus::rejected, "timed_outputs",
+                       "a timed run gave wrong results while the verification runs were right: " + text, at};
       for (auto* e : earlier) {
         if (!harness::matches(arena_.at(t.offset), (*e)[i].data_ptr(), d, n, tol)) continue;
         if (phase == Phase::refill)
           return Verdict{EvalStatus::rejected, "pointer_reuse",
-                         "refilled with new data, the same input buffers gave the answer for their previous data: results are cached by pointer (" + where + ")", at};
+                         "refilled with new data, the same input buffers gave the answer for their previous data: "
+                         "results are cached by pointer (" +
+                             where + ")",
+                         at};
         return Verdict{EvalStatus::rejected, "fresh_data",
-                       "the output is the answer for an earlier trial's inputs: the kernel returns stale memory instead of computing (" + where + ")", at};
+                       "the output is the answer for an earlier trial's inputs: the kernel returns stale memory "
+                       "instead of computing (" +
+                           where + ")",
+                       at};
       }
       return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
     }
@@ -294,8 +331,10 @@ class Evaluation {
       for (auto& e : earlier) prev.push_back(&e);
       if (auto v = check(s, out[0], Phase::verify, where, prev)) return v;
       earlier.push_back(s.expected);
-      if (t == 0) first = std::move(s);
-      else release(s);
+      if (t == 0)
+        first = std::move(s);
+      else
+        release(s);
     }
     if (on(Detector::pointer_reuse)) {
       // Same input buffers as trial 0, new data (when data is fresh), fresh output buffers.
@@ -354,7 +393,8 @@ class Evaluation {
       } else {
         continue;
       }
-      std::memcpy(arena_.at(t.slot.call.inputs[i].offset), x.data_ptr(), static_cast<size_t>(t.slot.call.inputs[i].bytes));
+      std::memcpy(arena_.at(t.slot.call.inputs[i].offset), x.data_ptr(),
+                  static_cast<size_t>(t.slot.call.inputs[i].bytes));
       for (size_t j = 0; j < ref_->inputs.size(); ++j)
         if (ref_->inputs[j] == spec_.inputs[i].name) t.ref_in[j].copy_(x);
     }
@@ -377,10 +417,11 @@ class Evaluation {
     std::list<TimingSet> sets;  // stable addresses: slots are referenced by pointer
     for (int64_t i = 0; i < m; ++i) {
       Tensors in, exp;
-      if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 2000 + static_cast<uint64_t>(i)), in, exp)) return v;
+      if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 2000 + static_cast<uint64_t>(i)), in, exp))
+        return v;
       TimingSet t;
       for (auto& x : in) t.pristine.push_back(x);
-      for (auto& x : in) x = x.clone();    // the data cache keeps its own tensors; these values will change
+      for (auto& x : in) x = x.clone();  // the data cache keeps its own tensors; these values will change
       for (auto& x : exp) x = x.clone();
       t.ref_in = for_reference(in);
       t.bound = ref_->bind(t.ref_in, params_);
@@ -423,7 +464,8 @@ class Evaluation {
         if (on(Detector::timed_outputs)) {
           if (auto v = check(*all[i], out[i], Phase::timed, "timed run on the bench shape", {})) return v;
         } else if (out[i].rc != 0) {
-          return Verdict{EvalStatus::runtime_error, "return_code", "the kernel returned " + std::to_string(out[i].rc) + " in a timed run", ""};
+          return Verdict{EvalStatus::runtime_error, "return_code",
+                         "the kernel returned " + std::to_string(out[i].rc) + " in a timed run", ""};
         }
         sum += static_cast<double>(out[i].ns);
         late_threads |= out[i].late_threads > 0;
@@ -495,11 +537,14 @@ class Evaluation {
     if (out > 1.5 * in + 2e6 + 0.5 * dry_ns_) {
       std::ostringstream os;
       os.precision(4);
-      os << "a timed pass took " << out / 1e6 << " ms on the evaluator's clock (less the runner's own cost) while the runner reported "
-         << in / 1e6 << " ms of calls";
+      os << "a timed pass took " << out / 1e6
+         << " ms on the evaluator's clock (less the runner's own cost) while the runner reported " << in / 1e6
+         << " ms of calls";
       if (late_threads && on(Detector::escaped_work))
-        return Verdict{EvalStatus::rejected, "escaped_work", os.str() + ", and threads outlived the calls: work escaped the timer", ""};
-      return Verdict{EvalStatus::rejected, "impossible_time", os.str() + ": the runner's clock or its report cannot be trusted", ""};
+        return Verdict{EvalStatus::rejected, "escaped_work",
+                       os.str() + ", and threads outlived the calls: work escaped the timer", ""};
+      return Verdict{EvalStatus::rejected, "impossible_time",
+                     os.str() + ": the runner's clock or its report cannot be trusted", ""};
     }
     if (roofline_bytes > 0 && res_.candidate.median_ms > 0) {
       const double gbps = copy_gbps(working_set_);
@@ -507,7 +552,8 @@ class Evaluation {
         std::ostringstream os;
         os.precision(4);
         os << "the candidate would move the problem's " << roofline_bytes / 1e6 << " MB at " << res_.candidate_gbps
-           << " GB/s, more than 4x this machine's copy bandwidth over the same working set (" << gbps << " GB/s): impossible";
+           << " GB/s, more than 4x this machine's copy bandwidth over the same working set (" << gbps
+           << " GB/s): impossible";
         return Verdict{EvalStatus::rejected, "impossible_time", os.str(), ""};
       }
     }
@@ -550,7 +596,8 @@ class Evaluation {
   std::string spec_key_;  // identifies the spec's content in the data cache
   int threads_ = 1;
   double dry_ns_ = 0;
-  int64_t working_set_ = 0;  // bytes of all timing sets together  // the runner's own cost of a timed pass without calls, on this clock
+  int64_t working_set_ =
+      0;  // bytes of all timing sets together  // the runner's own cost of a timed pass without calls, on this clock
 };
 
 }  // namespace

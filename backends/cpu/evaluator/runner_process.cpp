@@ -13,9 +13,7 @@ namespace kevolve::cpu {
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -31,8 +29,9 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
   const std::string bytes = std::to_string(c.arena_bytes), threads = std::to_string(c.threads),
                     mem = std::to_string(c.memory_limit_mb), cpu = std::to_string(c.cpu_limit_s);
   const std::string omp = "OMP_NUM_THREADS=" + threads;
-  const char* argv[] = {c.runner_path.c_str(), c.artifact.c_str(), c.entry.c_str(), bytes.c_str(), threads.c_str(),
-                        mem.c_str(), cpu.c_str(), c.sandbox ? "1" : "0", nullptr};
+  const char* argv[] = {c.runner_path.c_str(), c.artifact.c_str(),    c.entry.c_str(),
+                        bytes.c_str(),         threads.c_str(),       mem.c_str(),
+                        cpu.c_str(),           c.sandbox ? "1" : "0", nullptr};
   const char* envp[] = {omp.c_str(), "PATH=/usr/bin:/bin", nullptr};
   pid_ = fork();
   if (pid_ < 0) {
@@ -116,7 +115,8 @@ bool RunnerProcess::run(const Batch& b, double timeout_s, std::vector<CallOutcom
     wire::Reader r(frame);
     decode(r, out);
   } catch (const wire::DecodeError&) {
-    failure = {EvalStatus::runtime_error, "protocol", "the runner sent a malformed reply (memory corrupted by the candidate?)"};
+    failure = {EvalStatus::runtime_error, "protocol",
+               "the runner sent a malformed reply (memory corrupted by the candidate?)"};
     return false;
   }
   if (out.size() != b.calls.size()) {
@@ -181,7 +181,8 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
     if (sig == SIGSYS)
       return {EvalStatus::rejected, "isolation",
               "killed by the sandbox (SIGSYS)" + when +
-                  ": the candidate made a forbidden system call (new process, exec, socket, file write, or executable memory)"};
+                  ": the candidate made a forbidden system call (new process, exec, socket, file write, or executable "
+                  "memory)"};
     if (sig == SIGXCPU || sig == SIGKILL)
       return {EvalStatus::timeout, "cpu_limit", "the runner exceeded its CPU-time limit" + when};
     std::string msg = std::string("crashed with signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")" + when;
@@ -191,7 +192,8 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
   }
   if (WIFEXITED(status))
     return {EvalStatus::runtime_error, "exit",
-            "the runner exited with status " + std::to_string(WEXITSTATUS(status)) + when + " (the candidate called exit?)"};
+            "the runner exited with status " + std::to_string(WEXITSTATUS(status)) + when +
+                " (the candidate called exit?)"};
   return {EvalStatus::runtime_error, "exit", "the runner disappeared" + when};
 }
 
@@ -202,19 +204,36 @@ std::string RunnerProcess::log_tail() {
 
 void RunnerProcess::stop() {
   resume();  // a stopped runner would not see the end of its command pipe
-  if (cmd_ >= 0) { close(cmd_); cmd_ = -1; }
+  if (cmd_ >= 0) {
+    close(cmd_);
+    cmd_ = -1;
+  }
   if (pid_ > 0) {
     // Give it a moment to exit on EOF, then make sure.
     for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) { pid_ = -1; break; }
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
       usleep(1000);
     }
-    if (pid_ > 0) { kill(pid_, SIGKILL); waitpid(pid_, nullptr, 0); pid_ = -1; }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
   }
   if (group_ > 0) kill(-group_, SIGKILL);  // stray processes of the runner's group
   group_ = -1;
-  if (err_ >= 0) { drain_stderr(); close(err_); err_ = -1; }
-  if (reply_ >= 0) { close(reply_); reply_ = -1; }
+  if (err_ >= 0) {
+    drain_stderr();
+    close(err_);
+    err_ = -1;
+  }
+  if (reply_ >= 0) {
+    close(reply_);
+    reply_ = -1;
+  }
 }
 
 }  // namespace kevolve::cpu

@@ -11,7 +11,7 @@
 namespace kevolve::cpu {
 
 struct RunnerConfig {
-  std::string runner_path;   // the kevolve-cpu-runner executable
+  std::string runner_path;  // the kevolve-cpu-runner executable
   std::string artifact, entry;
   int arena_fd = -1;
   int64_t arena_bytes = 0;
@@ -23,7 +23,7 @@ struct RunnerConfig {
 // Why a batch did not complete.
 struct RunnerFailure {
   EvalStatus status = EvalStatus::runtime_error;
-  std::string reason;   // signal / timeout / exit / isolation / load
+  std::string reason;  // signal / timeout / exit / isolation / load
   std::string message;
 };
 

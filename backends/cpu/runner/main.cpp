@@ -47,7 +47,10 @@ kv_tensor descriptor(char* base, const ArenaTensor& t) {
   d.data = base + t.offset;
   d.dtype = t.dtype;
   d.ndim = static_cast<int32_t>(t.shape.size());
-  for (size_t i = 0; i < t.shape.size(); ++i) { d.shape[i] = t.shape[i]; d.strides[i] = t.strides[i]; }
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    d.shape[i] = t.shape[i];
+    d.strides[i] = t.strides[i];
+  }
   return d;
 }
 
@@ -85,40 +88,73 @@ int main(int argc, char** argv) {
   // The candidate's file is opened while the runner still has the evaluator's identity (its folder is
   // private); the candidate is loaded later through this descriptor, as nobody.
   const int so_fd = open(so.c_str(), O_RDONLY | O_CLOEXEC);
-  if (so_fd < 0) { reply_hello(false, "cannot open the candidate " + so + ": " + std::strerror(errno), 0); return 4; }
+  if (so_fd < 0) {
+    reply_hello(false, "cannot open the candidate " + so + ": " + std::strerror(errno), 0);
+    return 4;
+  }
   char real[PATH_MAX];
   const std::string so_real = realpath(so.c_str(), real) ? std::string(real) : so;
   if (sandbox) {
-    if (auto e = drop_identity(sandbox_level); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
+    if (auto e = drop_identity(sandbox_level); !e.empty()) {
+      reply_hello(false, "sandbox unavailable on this machine: " + e, 0);
+      return 3;
+    }
     sandbox_level += ", seccomp allow-list, RLIMIT_AS/DATA/NPROC/CPU/FSIZE";
   }
-  if (auto e = apply_process_limits(cpu_s); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }  // after the uid change, which clears PDEATHSIG
+  if (auto e = apply_process_limits(cpu_s); !e.empty()) {
+    reply_hello(false, "sandbox: " + e, 0);
+    return 3;
+  }  // after the uid change, which clears PDEATHSIG
   if (sandbox)
-    if (auto e = limit_threads(4096); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
+    if (auto e = limit_threads(4096); !e.empty()) {
+      reply_hello(false, "sandbox: " + e, 0);
+      return 3;
+    }
   if (getppid() == 1) return 3;  // the evaluator is already gone
-  void* arena = mmap(nullptr, static_cast<size_t>(arena_bytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                     kArenaFd, 0);
-  if (arena == MAP_FAILED) { reply_hello(false, std::string("mapping the arena: ") + std::strerror(errno), 0); return 3; }
+  void* arena =
+      mmap(nullptr, static_cast<size_t>(arena_bytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, kArenaFd, 0);
+  if (arena == MAP_FAILED) {
+    reply_hello(false, std::string("mapping the arena: ") + std::strerror(errno), 0);
+    return 3;
+  }
   char* base = static_cast<char*>(arena);
 
   if (sandbox)
-    if (auto e = seccomp_stage1(); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
+    if (auto e = seccomp_stage1(); !e.empty()) {
+      reply_hello(false, "sandbox unavailable on this machine: " + e, 0);
+      return 3;
+    }
   const std::string load_path = "/proc/self/fd/" + std::to_string(so_fd);
   void* lib = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) { reply_hello(false, std::string("cannot load the candidate: ") + dlerror(), 0); return 4; }
+  if (!lib) {
+    reply_hello(false, std::string("cannot load the candidate: ") + dlerror(), 0);
+    return 4;
+  }
   auto entry = reinterpret_cast<Entry>(dlsym(lib, entry_name.c_str()));
-  if (!entry) { reply_hello(false, "the candidate exports no function '" + entry_name + "'", 0); return 4; }
+  if (!entry) {
+    reply_hello(false, "the candidate exports no function '" + entry_name + "'", 0);
+    return 4;
+  }
   if (sandbox)
-    if (auto e = check_executable_mappings(so_real); !e.empty()) { reply_hello(false, "isolation: " + e, 0); return 5; }
+    if (auto e = check_executable_mappings(so_real); !e.empty()) {
+      reply_hello(false, "isolation: " + e, 0);
+      return 5;
+    }
 
   // Start the OpenMP pool now so its threads are part of the baseline, not "stray" threads of a call.
   omp_set_num_threads(threads);
 #pragma omp parallel
   { asm volatile("" ::: "memory"); }
   int baseline = count_threads();
-  if (auto e = limit_memory(memory_mb); !e.empty()) { reply_hello(false, "sandbox: " + e, 0); return 3; }
+  if (auto e = limit_memory(memory_mb); !e.empty()) {
+    reply_hello(false, "sandbox: " + e, 0);
+    return 3;
+  }
   if (sandbox)
-    if (auto e = seccomp_stage2(); !e.empty()) { reply_hello(false, "sandbox unavailable on this machine: " + e, 0); return 3; }
+    if (auto e = seccomp_stage2(); !e.empty()) {
+      reply_hello(false, "sandbox unavailable on this machine: " + e, 0);
+      return 3;
+    }
   reply_hello(true, "", baseline);
 
   while (auto frame = wire::read_frame(kCommandFd)) {
@@ -133,7 +169,8 @@ int main(int argc, char** argv) {
     if (b.flags & kPoison)
       for (auto& c : b.calls)
         for (auto& o : c.outputs)
-          harness::poison_fill(base + o.offset, static_cast<DType>(o.dtype), o.bytes / dtype_size(static_cast<DType>(o.dtype)));
+          harness::poison_fill(base + o.offset, static_cast<DType>(o.dtype),
+                               o.bytes / dtype_size(static_cast<DType>(o.dtype)));
     std::vector<CallOutcome> out(b.calls.size());
     std::vector<kv_tensor> ins, outs;
     for (size_t i = 0; i < b.calls.size(); ++i) {
@@ -142,7 +179,7 @@ int main(int argc, char** argv) {
       outs.clear();
       for (auto& t : c.inputs) ins.push_back(descriptor(base, t));
       for (auto& t : c.outputs) outs.push_back(descriptor(base, t));
-      kv_args a{ins.data(), static_cast<int32_t>(ins.size()), outs.data(), static_cast<int32_t>(outs.size()),
+      kv_args a{ins.data(),      static_cast<int32_t>(ins.size()),      outs.data(), static_cast<int32_t>(outs.size()),
                 b.params.data(), static_cast<int32_t>(b.params.size()), nullptr};
       const bool dry = (b.flags & kDry) != 0;
       const int64_t t0 = now_ns();

@@ -63,7 +63,8 @@ std::string drop_identity(std::string& level) {
     if (setresuid(kNobody, kNobody, kNobody) != 0) return std::string("setresuid: ") + std::strerror(errno);
     if (getuid() != kNobody || geteuid() != kNobody) return "the uid did not change";
     level = std::string("uid ") + std::to_string(kNobody) + " without capabilities" +
-            (ns ? ", own network + IPC + UTS namespaces (no network)" : ", shared network (unshare refused: " + std::string(std::strerror(errno)) + ")");
+            (ns ? ", own network + IPC + UTS namespaces (no network)"
+                : ", shared network (unshare refused: " + std::string(std::strerror(errno)) + ")");
   } else if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0) {
     // Not root: a user namespace of its own in which it is "nobody" (mapped onto the evaluator's uid
     // outside) with no capabilities, and an empty network.
@@ -76,7 +77,8 @@ std::string drop_identity(std::string& level) {
     level = "user namespace (nobody, no capabilities; same uid " + std::to_string(uid) +
             " as the evaluator outside), own network + IPC + UTS namespaces (no network)";
   } else {
-    level = "same uid " + std::to_string(uid) + " as the evaluator (not root, user namespaces refused: " + std::strerror(errno) + ")";
+    level = "same uid " + std::to_string(uid) +
+            " as the evaluator (not root, user namespaces refused: " + std::strerror(errno) + ")";
   }
   // A change of uid makes the process non-dumpable, which would hand /proc/self to root; this process
   // reads its own /proc/self (maps, task, status). ptrace and process_vm_* stay forbidden by seccomp.
@@ -110,15 +112,27 @@ namespace {
 struct Filter {
   explicit Filter(uint32_t default_action) : ctx(seccomp_init(default_action)) {}
   scmp_filter_ctx ctx;
-  ~Filter() { if (ctx) seccomp_release(ctx); }
+  ~Filter() {
+    if (ctx) seccomp_release(ctx);
+  }
   int rc = 0;
-  void kill(int sys) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, 0); }
+  void kill(int sys) {
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, 0);
+  }
   template <class... A>
-  void kill_if(int sys, A... a) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, sizeof...(A), a...); }
-  void enosys(int sys) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), sys, 0); }
-  void allow(int sys) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 0); }
+  void kill_if(int sys, A... a) {
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, sizeof...(A), a...);
+  }
+  void enosys(int sys) {
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), sys, 0);
+  }
+  void allow(int sys) {
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 0);
+  }
   template <class... A>
-  void allow_if(int sys, A... a) { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, sizeof...(A), a...); }
+  void allow_if(int sys, A... a) {
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, sizeof...(A), a...);
+  }
   std::string load(const char* what) {
     if (!ctx) return std::string(what) + ": seccomp_init failed";
     if (rc) return std::string(what) + ": seccomp_rule_add: " + std::strerror(-rc);
@@ -134,39 +148,94 @@ std::string seccomp_stage1() {
   // An allow-list: a system call not named here fails with EPERM; the ones below that no kernel needs and
   // escapes do are named so that they kill the process (SIGSYS), and the verdict says why.
   Filter f(SCMP_ACT_ERRNO(EPERM));
-  for (int s : {SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(lseek),
-                SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(stat), SCMP_SYS(lstat),
-                SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(access), SCMP_SYS(faccessat),
-                SCMP_SYS(faccessat2), SCMP_SYS(getcwd), SCMP_SYS(fcntl), SCMP_SYS(munmap), SCMP_SYS(mremap),
-                SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(get_robust_list),
-                SCMP_SYS(rseq), SCMP_SYS(set_tid_address), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigaction),
-                SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack), SCMP_SYS(getpid),
-                SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
-                SCMP_SYS(getegid), SCMP_SYS(getresuid), SCMP_SYS(getresgid), SCMP_SYS(sched_yield),
-                SCMP_SYS(sched_getaffinity), SCMP_SYS(sched_getparam), SCMP_SYS(sched_getscheduler),
-                SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
-                SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(getrandom), SCMP_SYS(getrlimit), SCMP_SYS(setrlimit), SCMP_SYS(getrusage),
-                SCMP_SYS(sysinfo), SCMP_SYS(uname), SCMP_SYS(membarrier), SCMP_SYS(arch_prctl), SCMP_SYS(prctl),
+  for (int s : {SCMP_SYS(read),
+                SCMP_SYS(readv),
+                SCMP_SYS(pread64),
+                SCMP_SYS(write),
+                SCMP_SYS(writev),
+                SCMP_SYS(lseek),
+                SCMP_SYS(close),
+                SCMP_SYS(fstat),
+                SCMP_SYS(newfstatat),
+                SCMP_SYS(statx),
+                SCMP_SYS(stat),
+                SCMP_SYS(lstat),
+                SCMP_SYS(getdents64),
+                SCMP_SYS(readlink),
+                SCMP_SYS(readlinkat),
+                SCMP_SYS(access),
+                SCMP_SYS(faccessat),
+                SCMP_SYS(faccessat2),
+                SCMP_SYS(getcwd),
+                SCMP_SYS(fcntl),
+                SCMP_SYS(munmap),
+                SCMP_SYS(mremap),
+                SCMP_SYS(madvise),
+                SCMP_SYS(brk),
+                SCMP_SYS(futex),
+                SCMP_SYS(set_robust_list),
+                SCMP_SYS(get_robust_list),
+                SCMP_SYS(rseq),
+                SCMP_SYS(set_tid_address),
+                SCMP_SYS(exit),
+                SCMP_SYS(exit_group),
+                SCMP_SYS(rt_sigaction),
+                SCMP_SYS(rt_sigprocmask),
+                SCMP_SYS(rt_sigreturn),
+                SCMP_SYS(sigaltstack),
+                SCMP_SYS(getpid),
+                SCMP_SYS(gettid),
+                SCMP_SYS(getppid),
+                SCMP_SYS(getuid),
+                SCMP_SYS(geteuid),
+                SCMP_SYS(getgid),
+                SCMP_SYS(getegid),
+                SCMP_SYS(getresuid),
+                SCMP_SYS(getresgid),
+                SCMP_SYS(sched_yield),
+                SCMP_SYS(sched_getaffinity),
+                SCMP_SYS(sched_getparam),
+                SCMP_SYS(sched_getscheduler),
+                SCMP_SYS(clock_gettime),
+                SCMP_SYS(clock_getres),
+                SCMP_SYS(clock_nanosleep),
+                SCMP_SYS(nanosleep),
+                SCMP_SYS(gettimeofday),
+                SCMP_SYS(time),
+                SCMP_SYS(getrandom),
+                SCMP_SYS(getrlimit),
+                SCMP_SYS(setrlimit),
+                SCMP_SYS(getrusage),
+                SCMP_SYS(sysinfo),
+                SCMP_SYS(uname),
+                SCMP_SYS(membarrier),
+                SCMP_SYS(arch_prctl),
+                SCMP_SYS(prctl),
                 SCMP_SYS(seccomp)})  // seccomp: stage 2 narrows this filter (a filter can only be added, never removed)
     f.allow(s);
   // Own threads only: OpenMP pins its workers by thread id; another process is "nobody"'s at most.
   f.allow_if(SCMP_SYS(sched_setaffinity), SCMP_A0(SCMP_CMP_EQ, 0));
   f.allow_if(SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(getpid())));  // abort(), thread signals
-  f.allow_if(SCMP_SYS(prlimit64), SCMP_A0(SCMP_CMP_EQ, 0));  // its own limits (lowering; raising needs a capability it lacks)
+  f.allow_if(SCMP_SYS(prlimit64),
+             SCMP_A0(SCMP_CMP_EQ, 0));  // its own limits (lowering; raising needs a capability it lacks)
   f.allow_if(SCMP_SYS(prlimit64), SCMP_A2(SCMP_CMP_EQ, 0));  // reading any
   // Reading files (the candidate's libraries, /proc/self); any write flag kills.
   constexpr scmp_datum_t kWrite = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
   f.allow_if(SCMP_SYS(open), SCMP_A1(SCMP_CMP_MASKED_EQ, kWrite, 0));
   f.allow_if(SCMP_SYS(openat), SCMP_A2(SCMP_CMP_MASKED_EQ, kWrite, 0));
   for (int flag : {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND}) {
-    f.kill_if(SCMP_SYS(open), SCMP_A1(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(flag), static_cast<scmp_datum_t>(flag)));
-    f.kill_if(SCMP_SYS(openat), SCMP_A2(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(flag), static_cast<scmp_datum_t>(flag)));
+    f.kill_if(SCMP_SYS(open),
+              SCMP_A1(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(flag), static_cast<scmp_datum_t>(flag)));
+    f.kill_if(SCMP_SYS(openat),
+              SCMP_A2(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(flag), static_cast<scmp_datum_t>(flag)));
   }
   // Memory: never anonymous executable memory, never executable protection after the fact; files may be
   // mapped executable only while the candidate is loaded (stage 2 ends that).
   f.allow_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-  f.allow_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0));
-  f.kill_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS));
+  f.allow_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC),
+             SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0));
+  f.kill_if(SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC),
+            SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS));
   f.allow_if(SCMP_SYS(mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   f.kill_if(SCMP_SYS(mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
   // Threads are fine (OpenMP, std::thread); new processes are not: clone without CLONE_THREAD dies.
@@ -177,30 +246,114 @@ std::string seccomp_stage1() {
   // Named so that a violation is reported as one: processes, exec, network, tracing, other processes,
   // file-system changes, io_uring (which would bypass this filter), devices and FIFOs, extended
   // attributes, scheduling of others, keys, modules, mounts, namespaces.
-  for (int s : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket),
-                SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept),
-                SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg),
-                SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(kill), SCMP_SYS(tkill),
-                SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp),
-                SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
-                SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(truncate),
-                SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink),
-                SCMP_SYS(symlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
-                SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat), SCMP_SYS(utimensat), SCMP_SYS(mknod),
-                SCMP_SYS(mknodat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(removexattr),
-                SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr), SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),
-                SCMP_SYS(io_uring_register), SCMP_SYS(memfd_create), SCMP_SYS(memfd_secret), SCMP_SYS(pkey_mprotect),
-                SCMP_SYS(pkey_alloc), SCMP_SYS(setpriority), SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_setparam),
-                SCMP_SYS(sched_setattr), SCMP_SYS(ioprio_set), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(chroot),
-                SCMP_SYS(pivot_root), SCMP_SYS(setns), SCMP_SYS(unshare), SCMP_SYS(keyctl), SCMP_SYS(add_key),
-                SCMP_SYS(request_key), SCMP_SYS(bpf), SCMP_SYS(userfaultfd), SCMP_SYS(perf_event_open),
-                SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(splice),
-                SCMP_SYS(tee), SCMP_SYS(vmsplice), SCMP_SYS(sendfile), SCMP_SYS(copy_file_range),
-                SCMP_SYS(process_madvise), SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at),
-                SCMP_SYS(setuid), SCMP_SYS(setgid), SCMP_SYS(setreuid), SCMP_SYS(setregid), SCMP_SYS(setresuid),
-                SCMP_SYS(setresgid), SCMP_SYS(setgroups), SCMP_SYS(capset), SCMP_SYS(personality),
-                SCMP_SYS(modify_ldt), SCMP_SYS(iopl), SCMP_SYS(ioperm), SCMP_SYS(shmget), SCMP_SYS(shmat),
-                SCMP_SYS(msgget), SCMP_SYS(semget), SCMP_SYS(mq_open)})
+  for (int s : {SCMP_SYS(fork),
+                SCMP_SYS(vfork),
+                SCMP_SYS(execve),
+                SCMP_SYS(execveat),
+                SCMP_SYS(socket),
+                SCMP_SYS(socketpair),
+                SCMP_SYS(connect),
+                SCMP_SYS(bind),
+                SCMP_SYS(listen),
+                SCMP_SYS(accept),
+                SCMP_SYS(accept4),
+                SCMP_SYS(sendto),
+                SCMP_SYS(sendmsg),
+                SCMP_SYS(recvfrom),
+                SCMP_SYS(recvmsg),
+                SCMP_SYS(ptrace),
+                SCMP_SYS(process_vm_readv),
+                SCMP_SYS(process_vm_writev),
+                SCMP_SYS(kill),
+                SCMP_SYS(tkill),
+                SCMP_SYS(pidfd_open),
+                SCMP_SYS(pidfd_send_signal),
+                SCMP_SYS(pidfd_getfd),
+                SCMP_SYS(kcmp),
+                SCMP_SYS(creat),
+                SCMP_SYS(unlink),
+                SCMP_SYS(unlinkat),
+                SCMP_SYS(rename),
+                SCMP_SYS(renameat),
+                SCMP_SYS(renameat2),
+                SCMP_SYS(mkdir),
+                SCMP_SYS(mkdirat),
+                SCMP_SYS(rmdir),
+                SCMP_SYS(truncate),
+                SCMP_SYS(ftruncate),
+                SCMP_SYS(fallocate),
+                SCMP_SYS(link),
+                SCMP_SYS(linkat),
+                SCMP_SYS(symlink),
+                SCMP_SYS(symlinkat),
+                SCMP_SYS(chmod),
+                SCMP_SYS(fchmod),
+                SCMP_SYS(fchmodat),
+                SCMP_SYS(chown),
+                SCMP_SYS(fchown),
+                SCMP_SYS(lchown),
+                SCMP_SYS(fchownat),
+                SCMP_SYS(utimensat),
+                SCMP_SYS(mknod),
+                SCMP_SYS(mknodat),
+                SCMP_SYS(setxattr),
+                SCMP_SYS(lsetxattr),
+                SCMP_SYS(fsetxattr),
+                SCMP_SYS(removexattr),
+                SCMP_SYS(lremovexattr),
+                SCMP_SYS(fremovexattr),
+                SCMP_SYS(io_uring_setup),
+                SCMP_SYS(io_uring_enter),
+                SCMP_SYS(io_uring_register),
+                SCMP_SYS(memfd_create),
+                SCMP_SYS(memfd_secret),
+                SCMP_SYS(pkey_mprotect),
+                SCMP_SYS(pkey_alloc),
+                SCMP_SYS(setpriority),
+                SCMP_SYS(sched_setscheduler),
+                SCMP_SYS(sched_setparam),
+                SCMP_SYS(sched_setattr),
+                SCMP_SYS(ioprio_set),
+                SCMP_SYS(mount),
+                SCMP_SYS(umount2),
+                SCMP_SYS(chroot),
+                SCMP_SYS(pivot_root),
+                SCMP_SYS(setns),
+                SCMP_SYS(unshare),
+                SCMP_SYS(keyctl),
+                SCMP_SYS(add_key),
+                SCMP_SYS(request_key),
+                SCMP_SYS(bpf),
+                SCMP_SYS(userfaultfd),
+                SCMP_SYS(perf_event_open),
+                SCMP_SYS(init_module),
+                SCMP_SYS(finit_module),
+                SCMP_SYS(delete_module),
+                SCMP_SYS(splice),
+                SCMP_SYS(tee),
+                SCMP_SYS(vmsplice),
+                SCMP_SYS(sendfile),
+                SCMP_SYS(copy_file_range),
+                SCMP_SYS(process_madvise),
+                SCMP_SYS(name_to_handle_at),
+                SCMP_SYS(open_by_handle_at),
+                SCMP_SYS(setuid),
+                SCMP_SYS(setgid),
+                SCMP_SYS(setreuid),
+                SCMP_SYS(setregid),
+                SCMP_SYS(setresuid),
+                SCMP_SYS(setresgid),
+                SCMP_SYS(setgroups),
+                SCMP_SYS(capset),
+                SCMP_SYS(personality),
+                SCMP_SYS(modify_ldt),
+                SCMP_SYS(iopl),
+                SCMP_SYS(ioperm),
+                SCMP_SYS(shmget),
+                SCMP_SYS(shmat),
+                SCMP_SYS(msgget),
+                SCMP_SYS(semget),
+                SCMP_SYS(mq_open)})
     f.kill(s);
   return f.load("seccomp stage 1");
 }
@@ -216,8 +369,8 @@ std::string check_executable_mappings(const std::string& candidate_path) {
   char self[4096] = {0};
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   const std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
-  static const char* const allowed[] = {"/libc.so", "/libc-", "/libm.so", "/libstdc++.so", "/libgcc_s.so",
-                                        "/libgomp.so", "/ld-linux", "/libseccomp.so", "/libpthread", "/libdl"};
+  static const char* const allowed[] = {"/libc.so",    "/libc-",    "/libm.so",       "/libstdc++.so", "/libgcc_s.so",
+                                        "/libgomp.so", "/ld-linux", "/libseccomp.so", "/libpthread",   "/libdl"};
   std::string line;
   while (std::getline(maps, line)) {
     std::istringstream is(line);

@@ -44,15 +44,20 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
     }
     artifact = dir + "/candidate.cubin";
     std::ofstream(artifact + ".launch") << format_launch_spec(*l);
-    rc = process::run_captured({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, timeout_s, r.log);
+    rc = process::run_captured({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, timeout_s,
+                               r.log);
   } else {
     artifact = dir + "/candidate.so";
     const std::string code = arch.substr(3);
-    rc = process::run_captured({cuda_tool("nvcc"), "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
-                            "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir, src, "-o", artifact},
-                           timeout_s, r.log);
-    if (rc == 127 || (rc != 0 && r.log.find("No such file") != std::string::npos && r.log.find("nvcc") != std::string::npos))
-      r.log = "nvcc is not installed here (host-code CUDA candidates need it; kernel-only candidates need only NVRTC)\n" + r.log;
+    rc = process::run_captured(
+        {cuda_tool("nvcc"), "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
+         "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir, src, "-o", artifact},
+        timeout_s, r.log);
+    if (rc == 127 ||
+        (rc != 0 && r.log.find("No such file") != std::string::npos && r.log.find("nvcc") != std::string::npos))
+      r.log =
+          "nvcc is not installed here (host-code CUDA candidates need it; kernel-only candidates need only NVRTC)\n" +
+          r.log;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
@@ -101,7 +106,8 @@ std::string sass_profile(const std::string& artifact) {
     std::string fn;
     while (std::getline(rs, line)) {
       if (const auto f = line.find("Function "); f != std::string::npos) fn = line.substr(f + 9);
-      if (const auto r = line.find("REG:"); r != std::string::npos) s << "resources " << fn << " " << line.substr(r) << "\n";
+      if (const auto r = line.find("REG:"); r != std::string::npos)
+        s << "resources " << fn << " " << line.substr(r) << "\n";
     }
   }
   s << "instructions " << total;

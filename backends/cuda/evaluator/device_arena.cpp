@@ -11,8 +11,8 @@ DeviceArena::~DeviceArena() {
 Expected<bool> DeviceArena::create(int64_t bytes) {
   void* p = nullptr;
   if (cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes)); e != cudaSuccess)
-    return Expected<bool>::failure("cannot allocate a " + std::to_string(bytes >> 20) + " MiB device arena: " + cudaGetErrorString(e) +
-                                   " (KEVOLVE_CUDA_ARENA_MB sets its size)");
+    return Expected<bool>::failure("cannot allocate a " + std::to_string(bytes >> 20) + " MiB device arena: " +
+                                   cudaGetErrorString(e) + " (KEVOLVE_CUDA_ARENA_MB sets its size)");
   cudaIpcMemHandle_t h;
   if (cudaError_t e = cudaIpcGetMemHandle(&h, p); e != cudaSuccess) {
     cudaFree(p);
@@ -46,10 +46,17 @@ void DeviceArena::release(int64_t offset) {
   used_ -= len;
   taken_.erase(t);
   auto next = free_.lower_bound(off);
-  if (next != free_.end() && off + len == next->first) { len += next->second; next = free_.erase(next); }
+  if (next != free_.end() && off + len == next->first) {
+    len += next->second;
+    next = free_.erase(next);
+  }
   if (next != free_.begin()) {
     auto prev = std::prev(next);
-    if (prev->first + prev->second == off) { off = prev->first; len += prev->second; free_.erase(prev); }
+    if (prev->first + prev->second == off) {
+      off = prev->first;
+      len += prev->second;
+      free_.erase(prev);
+    }
   }
   free_[off] = len;
 }

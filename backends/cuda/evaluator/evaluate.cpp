@@ -99,7 +99,8 @@ enum class Phase { verify, refill, timed };
 
 class Evaluation {
  public:
-  Evaluation(const EvalRequest& q, std::string runner) : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
+  Evaluation(const EvalRequest& q, std::string runner)
+      : q_(q), spec_(q.spec), opt_(q.options), runner_path_(std::move(runner)) {}
 
   EvalResult run() {
     t0_ = Clock::now();
@@ -116,7 +117,8 @@ class Evaluation {
       encode(w, spec_);
       spec_key_ = "cuda|" + std::to_string(std::hash<std::string>{}(std::string(w.bytes().begin(), w.bytes().end())));
     }
-    if (opt_.trials < 5) return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
+    if (opt_.trials < 5)
+      return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
     if (arena().size() == 0) {
       const char* mb = std::getenv("KEVOLVE_CUDA_ARENA_MB");
       if (auto a = arena().create((mb ? std::atoll(mb) : 32768) << 20); !a) return harness_error(a.error());
@@ -142,12 +144,14 @@ class Evaluation {
     }
     Hello h;
     RunnerFailure f;
-    if (!runner_.start(runner_path_, s, opt_.memory_limit_mb, std::max(60.0, opt_.call_timeout_s), h, f)) return fail(f, "loading the candidate");
+    if (!runner_.start(runner_path_, s, opt_.memory_limit_mb, std::max(60.0, opt_.call_timeout_s), h, f))
+      return fail(f, "loading the candidate");
     sms_ = h.sms;
     const auto loaded = Clock::now();
 
     std::vector<std::pair<std::string, ShapeBinding>> shapes;
-    for (size_t i = 0; i < spec_.verify.size(); ++i) shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
+    for (size_t i = 0; i < spec_.verify.size(); ++i)
+      shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
     shapes.push_back({"bench", spec_.bench_for("cuda")});
     for (size_t i = 0; i < shapes.size(); ++i)
       if (auto v = verify_shape(i, shapes[i].first, shapes[i].second)) return finish(*v);
@@ -158,19 +162,22 @@ class Evaluation {
     {
       std::ostringstream ph;
       ph.precision(3);
-      ph << "evaluation phases: start-up and load " << seconds(t0_, loaded) << " s, verification " << seconds(loaded, verified)
-         << " s, timing " << seconds(verified, Clock::now()) << " s; inputs and references generated " << generated_
-         << " times in " << generate_s_ << " s, taken from the worker's cache " << cached_ << " times\n";
+      ph << "evaluation phases: start-up and load " << seconds(t0_, loaded) << " s, verification "
+         << seconds(loaded, verified) << " s, timing " << seconds(verified, Clock::now())
+         << " s; inputs and references generated " << generated_ << " times in " << generate_s_
+         << " s, taken from the worker's cache " << cached_ << " times\n";
       res_.profile += ph.str();
     }
     res_.status = EvalStatus::ok;
     res_.reason.clear();
     std::ostringstream os;
     os.precision(4);
-    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate " << res_.candidate.median_ms
-       << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup << "x)";
+    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate "
+       << res_.candidate.median_ms << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup
+       << "x)";
     if (res_.candidate_gbps > 0 && res_.peak_gbps > 0)
-      os << "; " << res_.candidate_gbps << " GB/s = " << 100 * res_.candidate_gbps / res_.peak_gbps << "% of the measured copy bandwidth";
+      os << "; " << res_.candidate_gbps << " GB/s = " << 100 * res_.candidate_gbps / res_.peak_gbps
+         << "% of the measured copy bandwidth";
     res_.message = os.str();
     res_.runner_log = runner_.log_tail();
     return res_;
@@ -204,22 +211,30 @@ class Evaluation {
 
   std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
     const std::string key = spec_key_ + "|" + shape_string(shape) + "|" + std::to_string(seed);
-    if (DataCache::instance().get(key, inputs, expected)) { ++cached_; return std::nullopt; }
+    if (DataCache::instance().get(key, inputs, expected)) {
+      ++cached_;
+      return std::nullopt;
+    }
     const auto g0 = Clock::now();
     ++generated_;
     auto made = make_inputs(spec_, shape, seed);
     if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
     inputs = std::move(*made);
     try {
-      for (auto& t : ref_->bind(for_reference(inputs, at::kCUDA), params_)()) expected.push_back(t.detach().contiguous().cpu());
+      for (auto& t : ref_->bind(for_reference(inputs, at::kCUDA), params_)())
+        expected.push_back(t.detach().contiguous().cpu());
     } catch (const std::exception& e) {
-      return Verdict{EvalStatus::harness_error, "reference", "the reference '" + spec_.reference + "' failed on the GPU: " + e.what(), ""};
+      return Verdict{EvalStatus::harness_error, "reference",
+                     "the reference '" + spec_.reference + "' failed on the GPU: " + e.what(), ""};
     }
     if (expected.size() != spec_.outputs.size())
-      return Verdict{EvalStatus::harness_error, "reference", "the reference returned " + std::to_string(expected.size()) +
-                                                                 " outputs, the spec declares " + std::to_string(spec_.outputs.size()), ""};
+      return Verdict{EvalStatus::harness_error, "reference",
+                     "the reference returned " + std::to_string(expected.size()) + " outputs, the spec declares " +
+                         std::to_string(spec_.outputs.size()),
+                     ""};
     for (size_t i = 0; i < expected.size(); ++i)
-      if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype)) expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
+      if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
+        expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
     DataCache::instance().put(key, inputs, expected);
     generate_s_ += seconds(g0, Clock::now());
     return std::nullopt;
@@ -234,7 +249,9 @@ class Evaluation {
     return out;
   }
 
-  uint64_t seed_for(size_t shape_index, uint64_t k) const { return mix_seed(opt_.seed, shape_index, on(Detector::fresh_data) ? k : 0); }
+  uint64_t seed_for(size_t shape_index, uint64_t k) const {
+    return mix_seed(opt_.seed, shape_index, on(Detector::fresh_data) ? k : 0);
+  }
 
   // Places a host tensor in the arena (inputs: uploaded; outputs: space + snapshot). Throws when full.
   GpuTensor place(const at::Tensor& t, bool output) {
@@ -242,11 +259,20 @@ class Evaluation {
     g.bytes = t.numel() * t.element_size();
     g.offset = arena().allocate(g.bytes);
     if (g.offset < 0) throw std::runtime_error("the device arena is full (KEVOLVE_CUDA_ARENA_MB)");
-    g.dtype = static_cast<int32_t>(t.scalar_type() == at::kDouble ? DType::float64 : t.scalar_type() == at::kInt ? DType::int32
-                                   : t.scalar_type() == at::kLong ? DType::int64 : t.scalar_type() == at::kBFloat16 ? DType::bfloat16
-                                   : t.scalar_type() == at::kHalf ? DType::float16 : DType::float32);
-    for (int64_t d = 0; d < t.dim(); ++d) { g.shape.push_back(t.size(d)); g.strides.push_back(t.stride(d)); }
-    if (t.dim() == 0) { g.shape.push_back(1); g.strides.push_back(1); }
+    g.dtype = static_cast<int32_t>(t.scalar_type() == at::kDouble     ? DType::float64
+                                   : t.scalar_type() == at::kInt      ? DType::int32
+                                   : t.scalar_type() == at::kLong     ? DType::int64
+                                   : t.scalar_type() == at::kBFloat16 ? DType::bfloat16
+                                   : t.scalar_type() == at::kHalf     ? DType::float16
+                                                                      : DType::float32);
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      g.shape.push_back(t.size(d));
+      g.strides.push_back(t.stride(d));
+    }
+    if (t.dim() == 0) {
+      g.shape.push_back(1);
+      g.strides.push_back(1);
+    }
     if (output) {
       g.snapshot_offset = arena().allocate(g.bytes);
       if (g.snapshot_offset < 0) throw std::runtime_error("the device arena is full (KEVOLVE_CUDA_ARENA_MB)");
@@ -269,31 +295,42 @@ class Evaluation {
   void device_copies(Slot& s) {
     s.inputs_dev.clear();
     s.expected_dev.clear();
-    for (size_t i = 0; i < s.inputs.size(); ++i) s.inputs_dev.push_back(view(s.call.inputs[i].offset, s.inputs[i]).clone());
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      s.inputs_dev.push_back(view(s.call.inputs[i].offset, s.inputs[i]).clone());
     for (auto& e : s.expected) s.expected_dev.push_back(e.to(at::kCUDA));
   }
 
   // The arena range at `offset` as a device tensor shaped like `like`.
   static at::Tensor view(int64_t offset, const at::Tensor& like) {
-    return at::from_blob(arena().at(offset), like.sizes(), at::TensorOptions().device(at::kCUDA).dtype(like.scalar_type()));
+    return at::from_blob(arena().at(offset), like.sizes(),
+                         at::TensorOptions().device(at::kCUDA).dtype(like.scalar_type()));
   }
 
   std::optional<Verdict> set_launch(Slot& s, const ShapeBinding& shape) {
     if (!launch_) return std::nullopt;
     ShapeBinding sym = shape;
     auto d = resolve_launch(*launch_, sym, sms_);
-    if (!d) return Verdict{EvalStatus::runtime_error, "launch", "the launch description does not fit shape (" + shape_string(shape) + "): " + d.error(), ""};
-    for (int i = 0; i < 3; ++i) { s.call.launch.grid[i] = d->grid[i]; s.call.launch.block[i] = d->block[i]; }
+    if (!d)
+      return Verdict{EvalStatus::runtime_error, "launch",
+                     "the launch description does not fit shape (" + shape_string(shape) + "): " + d.error(), ""};
+    for (int i = 0; i < 3; ++i) {
+      s.call.launch.grid[i] = d->grid[i];
+      s.call.launch.block[i] = d->block[i];
+    }
     s.call.launch.smem = d->smem;
     return std::nullopt;
   }
 
   void release(const Slot& s) {
     for (auto& t : s.call.inputs) arena().release(t.offset);
-    for (auto& t : s.call.outputs) { arena().release(t.offset); arena().release(t.snapshot_offset); }
+    for (auto& t : s.call.outputs) {
+      arena().release(t.offset);
+      arena().release(t.snapshot_offset);
+    }
   }
 
-  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, uint32_t flags, BatchReply& out, const std::string& during) {
+  std::optional<Verdict> run_batch(const std::vector<Slot*>& slots, uint32_t flags, BatchReply& out,
+                                   const std::string& during) {
     Batch b;
     b.flags = flags;
     b.params = params_;
@@ -302,11 +339,15 @@ class Evaluation {
     if (!runner_.run(b, opt_.call_timeout_s * static_cast<double>(std::max<size_t>(slots.size(), 1)) + 10, out, f))
       return Verdict{f.status, f.reason, f.message + " (" + during + ")", during};
     for (auto& c : out.calls)
-      if (c.rc != 0) return Verdict{EvalStatus::runtime_error, c.rc == -3 ? "launch" : "return_code", c.error + " (" + during + ")", during};
+      if (c.rc != 0)
+        return Verdict{EvalStatus::runtime_error, c.rc == -3 ? "launch" : "return_code", c.error + " (" + during + ")",
+                       during};
     return std::nullopt;
   }
 
-  uint32_t verify_flags() const { return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u); }
+  uint32_t verify_flags() const {
+    return (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u);
+  }
 
   static std::vector<char> download(int64_t offset, int64_t bytes) {
     std::vector<char> h(static_cast<size_t>(bytes));
@@ -315,24 +356,31 @@ class Evaluation {
   }
 
   // Every check of one finished call, on host copies (the detailed report).
-  std::optional<Verdict> check(const Slot& s, Phase phase, const std::string& where, const std::vector<const Tensors*>& earlier) {
+  std::optional<Verdict> check(const Slot& s, Phase phase, const std::string& where,
+                               const std::vector<const Tensors*>& earlier) {
     if (on(Detector::input_mutation))
       for (size_t i = 0; i < s.inputs.size(); ++i) {
         const auto& t = s.call.inputs[i];
         if (std::memcmp(download(t.offset, t.bytes).data(), s.inputs[i].data_ptr(), static_cast<size_t>(t.bytes)) != 0)
-          return Verdict{EvalStatus::rejected, "input_mutation", "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
+          return Verdict{EvalStatus::rejected, "input_mutation",
+                         "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
       }
     for (size_t i = 0; i < s.expected.size(); ++i) {
       const auto& t = s.call.outputs[i];
       const std::string& name = spec_.outputs[i].name;
       const auto got = download(t.offset, t.bytes);
-      if (on(Detector::escaped_work) && t.snapshot_offset >= 0 && std::memcmp(got.data(), download(t.snapshot_offset, t.bytes).data(), got.size()) != 0)
+      if (on(Detector::escaped_work) && t.snapshot_offset >= 0 &&
+          std::memcmp(got.data(), download(t.snapshot_offset, t.bytes).data(), got.size()) != 0)
         return Verdict{EvalStatus::rejected, "escaped_work",
-                       "output '" + name + "' was still changing after the timed stream's end event: work escaped to another stream (" + where + ")", where};
+                       "output '" + name +
+                           "' was still changing after the timed stream's end event: work escaped to another stream (" +
+                           where + ")",
+                       where};
       const DType d = spec_.outputs[i].dtype;
       const Tolerance tol = spec_.tolerances.at(d);
       const int64_t n = s.expected[i].numel();
-      auto rep = harness::compare(got.data(), s.expected[i].data_ptr(), d, n, harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
+      auto rep = harness::compare(got.data(), s.expected[i].data_ptr(), d, n,
+                                  harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
       if (rep.ok) {
         if (rep.max_abs >= res_.max_abs_err) {
           res_.max_abs_err = rep.max_abs;
@@ -342,20 +390,27 @@ class Evaluation {
         continue;
       }
       const std::string at = where + ", output '" + name + "' " + index_string(s.expected[i], rep.worst);
-      const std::string text = harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
+      const std::string text =
+          harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
       res_.max_abs_err = std::max(res_.max_abs_err, rep.max_abs);
       res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
       if (rep.unwritten)
-        return phase == Phase::timed ? Verdict{EvalStatus::rejected, "poison", "in a timed run, " + text + ": the kernel skipped work", at}
+        return phase == Phase::timed ? Verdict{EvalStatus::rejected, "poison",
+                                               "in a timed run, " + text + ": the kernel skipped work", at}
                                      : Verdict{EvalStatus::incorrect, "unwritten", text, at};
       if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
       if (phase == Phase::timed)
-        return Verdict{EvalStatus::rejected, "timed_outputs", "a timed run gave wrong results while the verification runs were right: " + text, at};
+        return Verdict{EvalStatus::rejected, "timed_outputs",
+                       "a timed run gave wrong results while the verification runs were right: " + text, at};
       for (auto* e : earlier) {
         if (!harness::matches(got.data(), (*e)[i].data_ptr(), d, n, tol)) continue;
         if (phase == Phase::refill)
-          return Verdict{EvalStatus::rejected, "pointer_reuse", "refilled with new data, the same input buffers gave the answer for their previous data (" + where + ")", at};
-        return Verdict{EvalStatus::rejected, "fresh_data", "the output is the answer for an earlier trial's inputs (" + where + ")", at};
+          return Verdict{
+              EvalStatus::rejected, "pointer_reuse",
+              "refilled with new data, the same input buffers gave the answer for their previous data (" + where + ")",
+              at};
+        return Verdict{EvalStatus::rejected, "fresh_data",
+                       "the output is the answer for an earlier trial's inputs (" + where + ")", at};
       }
       return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
     }
@@ -373,7 +428,9 @@ class Evaluation {
     for (size_t i = 0; i < s.expected.size(); ++i) {
       const auto& t = s.call.outputs[i];
       auto out = view(t.offset, s.expected[i]);
-      if (on(Detector::escaped_work) && t.snapshot_offset >= 0 && !at::equal(out, view(t.snapshot_offset, s.expected[i]))) return false;
+      if (on(Detector::escaped_work) && t.snapshot_offset >= 0 &&
+          !at::equal(out, view(t.snapshot_offset, s.expected[i])))
+        return false;
       const at::Tensor& exp = s.expected_dev[i];
       if (!s.expected[i].is_floating_point()) {
         if (!at::equal(out, exp)) return false;
@@ -397,7 +454,8 @@ class Evaluation {
           res_.where = "output '" + spec_.outputs[i].name + "' at " + index_string(s.expected[i], worst);
         }
         auto rel = err / e64.abs().clamp_min(1e-30);
-        res_.max_rel_err = std::max(res_.max_rel_err, at::where(err > 0, rel, at::zeros_like(rel)).max().item<double>());
+        res_.max_rel_err =
+            std::max(res_.max_rel_err, at::where(err > 0, rel, at::zeros_like(rel)).max().item<double>());
       }
     }
     return true;
@@ -410,17 +468,26 @@ class Evaluation {
       Tensors in, exp;
       if (auto v = make_data(shape, seed_for(index, static_cast<uint64_t>(t)), in, exp)) return v;
       Slot s;
-      if (auto v = make_slot(std::move(in), std::move(exp), shape, s)) { release(s); return v; }
+      if (auto v = make_slot(std::move(in), std::move(exp), shape, s)) {
+        release(s);
+        return v;
+      }
       const std::string where = label + " (" + shape_string(shape) + "), trial " + std::to_string(t);
       BatchReply out;
       std::optional<Verdict> v = run_batch({&s}, verify_flags(), out, where);
       std::vector<const Tensors*> prev;
       for (auto& e : earlier) prev.push_back(&e);
       if (!v && !fast_ok(s, true)) v = check(s, Phase::verify, where, prev);
-      if (v) { release(s); if (first) release(*first); return v; }
+      if (v) {
+        release(s);
+        if (first) release(*first);
+        return v;
+      }
       earlier.push_back(s.expected);
-      if (t == 0) first = std::move(s);
-      else release(s);
+      if (t == 0)
+        first = std::move(s);
+      else
+        release(s);
     }
     std::optional<Verdict> v;
     if (on(Detector::pointer_reuse)) {
@@ -444,7 +511,10 @@ class Evaluation {
         BatchReply out;
         if (!v) v = run_batch({&s}, verify_flags(), out, where);
         if (!v && !fast_ok(s, true)) v = check(s, Phase::refill, where, {&first->expected});
-        for (auto& t : s.call.outputs) { arena().release(t.offset); arena().release(t.snapshot_offset); }
+        for (auto& t : s.call.outputs) {
+          arena().release(t.offset);
+          arena().release(t.snapshot_offset);
+        }
       }
     }
     if (first) release(*first);
@@ -471,7 +541,8 @@ class Evaluation {
   std::optional<Verdict> time_loop(std::vector<Slot>& sets, std::vector<BoundReference>& bound) {
     std::vector<Slot*> all;
     for (auto& s : sets) all.push_back(&s);
-    const uint32_t timed = kFlush | (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u);
+    const uint32_t timed =
+        kFlush | (on(Detector::poison) ? kPoison : 0u) | (on(Detector::escaped_work) ? kSnapshot : 0u);
     // Every timed call's outputs are checked in the first passes, then in every 4th pass (a check costs
     // more than a short kernel; which passes are checked is not known to the candidate).
     int passes = 0;
@@ -483,7 +554,8 @@ class Evaluation {
       for (size_t i = 0; i < all.size(); ++i) {
         if (checked && (on(Detector::timed_outputs) || on(Detector::escaped_work)) && !fast_ok(*all[i], false)) {
           if (auto v = check(*all[i], Phase::timed, "timed run on the bench shape", {})) return v;
-          return Verdict{EvalStatus::rejected, "timed_outputs", "a timed run's outputs differ from the reference or changed after the end event", ""};
+          return Verdict{EvalStatus::rejected, "timed_outputs",
+                         "a timed run's outputs differ from the reference or changed after the end event", ""};
         }
         if (samples) samples->push_back(static_cast<double>(out.calls[i].ns));
       }
@@ -548,8 +620,8 @@ class Evaluation {
     if (res_.candidate_gbps > 0)
       p << "achieved: " << res_.candidate_gbps << " GB/s (" << 100 * res_.candidate_gbps / std::max(1.0, res_.peak_gbps)
         << "% of copy), " << res_.candidate_gflops << " GFLOP/s\n";
-    p << "event timing: median " << res_.candidate.median_ms << " ms, p10 " << res_.candidate.p10_ms << ", p90 " << res_.candidate.p90_ms
-      << " (" << res_.candidate.samples << " runs, L2 flushed before each)\n";
+    p << "event timing: median " << res_.candidate.median_ms << " ms, p10 " << res_.candidate.p10_ms << ", p90 "
+      << res_.candidate.p90_ms << " (" << res_.candidate.samples << " runs, L2 flushed before each)\n";
     res_.profile = p.str();
     return std::nullopt;
   }
@@ -564,17 +636,22 @@ class Evaluation {
     BatchReply with, without;
     if (auto v = run_batch(batch, base, with, "wall-clock check")) return v;
     if (auto v = run_batch(batch, base | kNoLaunch, without, "wall-clock check")) return v;
-    const double per_call_ms = std::max(0.0, static_cast<double>(with.wall_ns - without.wall_ns)) / 1e6 / static_cast<double>(batch.size());
+    const double per_call_ms =
+        std::max(0.0, static_cast<double>(with.wall_ns - without.wall_ns)) / 1e6 / static_cast<double>(batch.size());
     const double event_ms = res_.candidate.median_ms;
     if (per_call_ms > 1.5 * event_ms + 0.02)
       return Verdict{EvalStatus::rejected, "escaped_work",
-                     "wall-clock time per call " + std::to_string(per_call_ms) + " ms (batch ending in a device synchronisation) vs " +
-                         std::to_string(event_ms) + " ms by the events on the timed stream: the kernel's work escaped the timed stream", ""};
+                     "wall-clock time per call " + std::to_string(per_call_ms) +
+                         " ms (batch ending in a device synchronisation) vs " + std::to_string(event_ms) +
+                         " ms by the events on the timed stream: the kernel's work escaped the timed stream",
+                     ""};
     return std::nullopt;
   }
 
   using Clock = std::chrono::steady_clock;
-  static double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+  static double seconds(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
 
   Clock::time_point t0_;
   int generated_ = 0, cached_ = 0;

@@ -20,8 +20,8 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 
 CudaRunnerProcess::~CudaRunnerProcess() { stop(); }
 
-bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup, int64_t, double timeout_s, Hello& hello,
-                              RunnerFailure& failure) {
+bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup, int64_t, double timeout_s,
+                              Hello& hello, RunnerFailure& failure) {
   int cmd[2], rep[2], err[2];
   if (pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
     failure = {EvalStatus::harness_error, "harness", std::string("pipe: ") + std::strerror(errno)};
@@ -166,10 +166,12 @@ RunnerFailure CudaRunnerProcess::classify_exit(const char* during) {
   const std::string when = std::string(" ") + during;
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    return {EvalStatus::runtime_error, "signal", std::string("the runner crashed with signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")" + when};
+    return {EvalStatus::runtime_error, "signal",
+            std::string("the runner crashed with signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")" + when};
   }
   if (WIFEXITED(status))
-    return {EvalStatus::runtime_error, "exit", "the runner exited with status " + std::to_string(WEXITSTATUS(status)) + when};
+    return {EvalStatus::runtime_error, "exit",
+            "the runner exited with status " + std::to_string(WEXITSTATUS(status)) + when};
   return {EvalStatus::runtime_error, "exit", "the runner disappeared" + when};
 }
 
@@ -179,16 +181,34 @@ std::string CudaRunnerProcess::log_tail() {
 }
 
 void CudaRunnerProcess::stop() {
-  if (cmd_ >= 0) { close(cmd_); cmd_ = -1; }
+  if (cmd_ >= 0) {
+    close(cmd_);
+    cmd_ = -1;
+  }
   if (pid_ > 0) {
     for (int i = 0; i < 2000; ++i) {  // up to 2 s: a CUDA process tears its context down on exit
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) { pid_ = -1; break; }
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
       usleep(1000);
     }
-    if (pid_ > 0) { kill(-pid_, SIGKILL); kill(pid_, SIGKILL); waitpid(pid_, nullptr, 0); pid_ = -1; }
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
   }
-  if (err_ >= 0) { drain_stderr(); close(err_); err_ = -1; }
-  if (reply_ >= 0) { close(reply_); reply_ = -1; }
+  if (err_ >= 0) {
+    drain_stderr();
+    close(err_);
+    err_ = -1;
+  }
+  if (reply_ >= 0) {
+    close(reply_);
+    reply_ = -1;
+  }
 }
 
 }  // namespace kevolve::cuda

@@ -12,7 +12,7 @@ namespace kevolve::cuda {
 
 struct RunnerFailure {
   EvalStatus status = EvalStatus::runtime_error;
-  std::string reason;   // cuda / signal / timeout / exit / load / protocol
+  std::string reason;  // cuda / signal / timeout / exit / load / protocol
   std::string message;
 };
 
@@ -20,8 +20,8 @@ class CudaRunnerProcess {
  public:
   ~CudaRunnerProcess();
   // Starts the runner, sends `setup`, waits for its hello (`hello` filled on success).
-  bool start(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb, double timeout_s, Hello& hello,
-             RunnerFailure& failure);
+  bool start(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb, double timeout_s,
+             Hello& hello, RunnerFailure& failure);
   // Runs one batch; false (and `failure`) when the runner faulted, crashed or hung past timeout_s.
   bool run(const Batch& b, double timeout_s, BatchReply& out, RunnerFailure& failure);
   std::string log_tail();

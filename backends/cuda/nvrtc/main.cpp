@@ -62,10 +62,14 @@ int main(int argc, char** argv) {
   std::string arch, out, src;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--arch" && i + 1 < argc) arch = argv[++i];
-    else if (a == "--out" && i + 1 < argc) out = argv[++i];
-    else if (!a.empty() && a[0] != '-' && src.empty()) src = a;
-    else return usage();
+    if (a == "--arch" && i + 1 < argc)
+      arch = argv[++i];
+    else if (a == "--out" && i + 1 < argc)
+      out = argv[++i];
+    else if (!a.empty() && a[0] != '-' && src.empty())
+      src = a;
+    else
+      return usage();
   }
   if (arch.rfind("sm_", 0) != 0 || out.empty() || src.empty()) return usage();
   std::ifstream in(src);
@@ -78,15 +82,18 @@ int main(int argc, char** argv) {
   std::string tried;
   void* lib = open_nvrtc(tried);
   if (!lib) {
-    std::printf("NVRTC is not available on this machine (tried %s): the cuda backend needs the CUDA toolkit's libnvrtc "
-                "(set KEVOLVE_NVRTC to its path)\n", tried.c_str());
+    std::printf(
+        "NVRTC is not available on this machine (tried %s): the cuda backend needs the CUDA toolkit's libnvrtc "
+        "(set KEVOLVE_NVRTC to its path)\n",
+        tried.c_str());
     return 3;
   }
   Nvrtc n{};
   if (!bind(lib, "nvrtcCreateProgram", n.create) || !bind(lib, "nvrtcCompileProgram", n.compile) ||
       !bind(lib, "nvrtcGetProgramLogSize", n.log_size) || !bind(lib, "nvrtcGetProgramLog", n.log) ||
       !bind(lib, "nvrtcGetCUBINSize", n.cubin_size) || !bind(lib, "nvrtcGetCUBIN", n.cubin) ||
-      !bind(lib, "nvrtcDestroyProgram", n.destroy) || !bind(lib, "nvrtcGetErrorString", n.error) || !bind(lib, "nvrtcVersion", n.version)) {
+      !bind(lib, "nvrtcDestroyProgram", n.destroy) || !bind(lib, "nvrtcGetErrorString", n.error) ||
+      !bind(lib, "nvrtcVersion", n.version)) {
     std::printf("the NVRTC library found lacks nvrtcGetCUBIN (CUDA 11.1 or newer is needed)\n");
     return 3;
   }

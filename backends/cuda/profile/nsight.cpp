@@ -32,9 +32,13 @@ std::vector<std::string> fields(const std::string& line) {
   std::string cur;
   bool quoted = false;
   for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) { out.push_back(cur); cur.clear(); }
-    else cur += c;
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else
+      cur += c;
   }
   out.push_back(cur);
   return out;
@@ -78,10 +82,11 @@ std::string summarize_ncu_csv(const std::string& csv) {
   if (m.empty()) return "";
   auto get = [&](const std::string& k) { return m.count(k) ? m[k].first : std::string("?"); };
   std::ostringstream s;
-  s << "Nsight Compute (" << kernel << ", one bench-size launch): DRAM throughput " << get("dram__throughput.avg.pct_of_peak_sustained_elapsed")
-    << " % of peak, SM throughput " << get("sm__throughput.avg.pct_of_peak_sustained_elapsed") << " %, achieved occupancy "
-    << get("sm__warps_active.avg.pct_of_peak_sustained_active") << " %, duration " << get("gpu__time_duration.sum") << " "
-    << (m.count("gpu__time_duration.sum") ? m["gpu__time_duration.sum"].second : "") << "\n";
+  s << "Nsight Compute (" << kernel << ", one bench-size launch): DRAM throughput "
+    << get("dram__throughput.avg.pct_of_peak_sustained_elapsed") << " % of peak, SM throughput "
+    << get("sm__throughput.avg.pct_of_peak_sustained_elapsed") << " %, achieved occupancy "
+    << get("sm__warps_active.avg.pct_of_peak_sustained_active") << " %, duration " << get("gpu__time_duration.sum")
+    << " " << (m.count("gpu__time_duration.sum") ? m["gpu__time_duration.sum"].second : "") << "\n";
   std::vector<std::pair<double, std::string>> stalls;
   const std::string pre = "smsp__average_warps_issue_stalled_", post = "_per_issue_active.ratio";
   for (auto& [k, v] : m)
@@ -90,13 +95,15 @@ std::string summarize_ncu_csv(const std::string& csv) {
   std::sort(stalls.rbegin(), stalls.rend());
   if (!stalls.empty()) {
     s << "top warp stalls (cycles per issued instruction):";
-    for (size_t i = 0; i < stalls.size() && i < 3; ++i) s << (i ? ", " : " ") << stalls[i].second << " " << stalls[i].first;
+    for (size_t i = 0; i < stalls.size() && i < 3; ++i)
+      s << (i ? ", " : " ") << stalls[i].second << " " << stalls[i].first;
     s << "\n";
   }
   return s.str();
 }
 
-std::string nsight_profile(const ProblemSpec& spec, const std::string& source, const EvalOptions& o, const std::string& kevolve) {
+std::string nsight_profile(const ProblemSpec& spec, const std::string& source, const EvalOptions& o,
+                           const std::string& kevolve) {
   auto l = parse_launch_spec(source);
   if (!l) return "unavailable: Nsight Compute is run on kernel-only candidates (this one has host code)\n";
   const std::string dir = make_build_dir();
@@ -106,17 +113,44 @@ std::string nsight_profile(const ProblemSpec& spec, const std::string& source, c
   // Skip the launches of the verification shapes: profile the first launch at the benchmark size.
   const int skip = static_cast<int>(spec.verify.size()) * (o.trials + 1);
   std::string out;
-  const int rc = process::run_captured({find_ncu(), "--clock-control", "none", "--target-processes", "all", "--kernel-name", l->kernel,
-                                    "--launch-skip", std::to_string(skip), "--launch-count", "1", "--metrics", kMetrics, "--csv",
-                                    kevolve, "eval", "--backend", "cuda", "--arch", o.arch, "--problem", spec.file, "--candidate", cand,
-                                    "--min-reps", "1", "--max-reps", "3", "--min-time", "0.001"},
-                                   300, out);
+  const int rc = process::run_captured({find_ncu(),
+                                        "--clock-control",
+                                        "none",
+                                        "--target-processes",
+                                        "all",
+                                        "--kernel-name",
+                                        l->kernel,
+                                        "--launch-skip",
+                                        std::to_string(skip),
+                                        "--launch-count",
+                                        "1",
+                                        "--metrics",
+                                        kMetrics,
+                                        "--csv",
+                                        kevolve,
+                                        "eval",
+                                        "--backend",
+                                        "cuda",
+                                        "--arch",
+                                        o.arch,
+                                        "--problem",
+                                        spec.file,
+                                        "--candidate",
+                                        cand,
+                                        "--min-reps",
+                                        "1",
+                                        "--max-reps",
+                                        "3",
+                                        "--min-time",
+                                        "0.001"},
+                                       300, out);
   remove_build_dir(dir);
   const std::string summary = summarize_ncu_csv(out);
   if (!summary.empty()) return summary;
   if (rc == 127) return "unavailable: ncu is not installed\n";
   const auto err = out.find("==ERROR==");
-  return "unavailable: ncu gave no metrics" + (err == std::string::npos ? std::string() : " (" + out.substr(err, out.find('\n', err) - err) + ")") + "\n";
+  return "unavailable: ncu gave no metrics" +
+         (err == std::string::npos ? std::string() : " (" + out.substr(err, out.find('\n', err) - err) + ")") + "\n";
 }
 
 }  // namespace kevolve::cuda

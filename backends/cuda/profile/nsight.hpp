@@ -11,7 +11,8 @@ namespace kevolve::cuda {
 
 // `source`: the candidate (kernel-only: its `@kevolve kernel` is profiled); `kevolve`: the kevolve binary.
 // Returns a short report, or a line starting "unavailable:".
-std::string nsight_profile(const ProblemSpec& spec, const std::string& source, const EvalOptions& o, const std::string& kevolve);
+std::string nsight_profile(const ProblemSpec& spec, const std::string& source, const EvalOptions& o,
+                           const std::string& kevolve);
 
 // The readable summary of ncu's --csv output (exposed for tests).
 std::string summarize_ncu_csv(const std::string& csv);

@@ -83,9 +83,12 @@ class Runner {
       std::string image((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
       if (image.empty()) return fail(h, "cannot read " + s.artifact);
       CUresult r = cuModuleLoadData(&module_, image.data());
-      if (r != CUDA_SUCCESS) return fail(h, "loading the kernel image failed (built for another architecture than " + h.arch + "?): " + cu_text(r));
+      if (r != CUDA_SUCCESS)
+        return fail(
+            h, "loading the kernel image failed (built for another architecture than " + h.arch + "?): " + cu_text(r));
       if ((r = cuModuleGetFunction(&fn_, module_, s.entry.c_str())) != CUDA_SUCCESS)
-        return fail(h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
+        return fail(
+            h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
     } else {
       lib_ = dlopen(s.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!lib_) return fail(h, std::string("dlopen: ") + dlerror());
@@ -110,7 +113,8 @@ class Runner {
       auto& out = rep.calls[i];
       if (b.flags & kPoison)
         for (auto& t : c.outputs) poison(t);
-      if ((b.flags & kFlush) && flush_) cudaMemsetAsync(flush_, static_cast<int>(++flushes_ & 0xff), static_cast<size_t>(s_.flush_bytes), stream_);
+      if ((b.flags & kFlush) && flush_)
+        cudaMemsetAsync(flush_, static_cast<int>(++flushes_ & 0xff), static_cast<size_t>(s_.flush_bytes), stream_);
       cudaEventRecord(ev[2 * i], stream_);
       if (!(b.flags & kNoLaunch)) out.rc = launch(c, b.params, out.error);
       cudaEventRecord(ev[2 * i + 1], stream_);
@@ -120,7 +124,8 @@ class Runner {
       if (!(b.flags & kWall) && (b.flags & kSnapshot))
         for (auto& t : c.outputs)
           if (t.snapshot_offset >= 0)
-            cudaMemcpyAsync(base_ + t.snapshot_offset, base_ + t.offset, static_cast<size_t>(t.bytes), cudaMemcpyDeviceToDevice, stream_);
+            cudaMemcpyAsync(base_ + t.snapshot_offset, base_ + t.offset, static_cast<size_t>(t.bytes),
+                            cudaMemcpyDeviceToDevice, stream_);
       if (!(b.flags & kWall))
         if (const cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) fatal(rep, out, e);
     }
@@ -133,7 +138,8 @@ class Runner {
       if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) fatal(rep, rep.calls.back(), e);
       for (size_t i = 0; i < n && !rep.fatal; ++i) {
         float ms = 0;
-        if (cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]) == cudaSuccess) rep.calls[i].ns = static_cast<int64_t>(ms * 1e6);
+        if (cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]) == cudaSuccess)
+          rep.calls[i].ns = static_cast<int64_t>(ms * 1e6);
       }
     }
     if (!rep.fatal && host_entry_) {
@@ -142,8 +148,9 @@ class Runner {
       const int64_t kept_mb = (static_cast<int64_t>(free_at_start_) - static_cast<int64_t>(free)) >> 20;
       if (kept_mb > s_.device_memory_cap_mb) {
         rep.calls.back().rc = -2;
-        rep.calls.back().error = "the candidate holds " + std::to_string(kept_mb) + " MiB of device memory (the cap is " +
-                                 std::to_string(s_.device_memory_cap_mb) + " MiB)";
+        rep.calls.back().error = "the candidate holds " + std::to_string(kept_mb) +
+                                 " MiB of device memory (the cap is " + std::to_string(s_.device_memory_cap_mb) +
+                                 " MiB)";
       }
     }
     for (auto& e : ev) cudaEventDestroy(e);
@@ -170,8 +177,12 @@ class Runner {
     const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(base_ + t.offset);
     CUstream s = reinterpret_cast<CUstream>(stream_);
     switch (dtype_size(d)) {
-      case 2: cuMemsetD16Async(p, static_cast<unsigned short>(pat), static_cast<size_t>(n), s); break;
-      case 4: cuMemsetD32Async(p, static_cast<unsigned int>(pat), static_cast<size_t>(n), s); break;
+      case 2:
+        cuMemsetD16Async(p, static_cast<unsigned short>(pat), static_cast<size_t>(n), s);
+        break;
+      case 4:
+        cuMemsetD32Async(p, static_cast<unsigned int>(pat), static_cast<size_t>(n), s);
+        break;
       default:  // 8-byte elements: low and high words as two strided fills
         cuMemsetD2D32Async(p, 8, static_cast<unsigned int>(pat), 1, static_cast<size_t>(n), s);
         cuMemsetD2D32Async(p + 4, 8, static_cast<unsigned int>(pat >> 32), 1, static_cast<size_t>(n), s);
@@ -183,7 +194,10 @@ class Runner {
     k.data = base + t.offset;
     k.dtype = t.dtype;
     k.ndim = static_cast<int32_t>(t.shape.size());
-    for (size_t i = 0; i < t.shape.size() && i < KV_MAX_DIMS; ++i) { k.shape[i] = t.shape[i]; k.strides[i] = t.strides[i]; }
+    for (size_t i = 0; i < t.shape.size() && i < KV_MAX_DIMS; ++i) {
+      k.shape[i] = t.shape[i];
+      k.strides[i] = t.strides[i];
+    }
     return k;
   }
 
@@ -202,13 +216,14 @@ class Runner {
         smem_set_ = l.smem;
       }
       void* args[] = {&a};
-      const CUresult r = cuLaunchKernel(fn_, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
-                                        static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]),
-                                        static_cast<unsigned>(l.smem), reinterpret_cast<CUstream>(stream_), args, nullptr);
+      const CUresult r = cuLaunchKernel(
+          fn_, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+          static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]),
+          static_cast<unsigned>(l.smem), reinterpret_cast<CUstream>(stream_), args, nullptr);
       if (r != CUDA_SUCCESS) {
         std::ostringstream os;
-        os << "launch <<<(" << l.grid[0] << "," << l.grid[1] << "," << l.grid[2] << "), (" << l.block[0] << "," << l.block[1] << ","
-           << l.block[2] << "), " << l.smem << ">>> failed: " << cu_text(r);
+        os << "launch <<<(" << l.grid[0] << "," << l.grid[1] << "," << l.grid[2] << "), (" << l.block[0] << ","
+           << l.block[1] << "," << l.block[2] << "), " << l.smem << ">>> failed: " << cu_text(r);
         error = os.str();
         return -3;
       }
@@ -217,8 +232,8 @@ class Runner {
     std::vector<kv_tensor> in, out;
     for (auto& t : c.inputs) in.push_back(describe(t, base_));
     for (auto& t : c.outputs) out.push_back(describe(t, base_));
-    kv_args a{in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), params.data(),
-              static_cast<int32_t>(params.size()), stream_};
+    kv_args a{in.data(),     static_cast<int32_t>(in.size()),     out.data(), static_cast<int32_t>(out.size()),
+              params.data(), static_cast<int32_t>(params.size()), stream_};
     const int rc = host_entry_(&a);
     if (rc != 0) error = "the kernel returned " + std::to_string(rc);
     return rc;
@@ -253,9 +268,7 @@ int main(int argc, char**) {
   try {
     wire::Reader r(*frame);
     decode(r, s);
-  } catch (const wire::DecodeError&) {
-    return 1;
-  }
+  } catch (const wire::DecodeError&) { return 1; }
   Runner runner;
   Hello h;
   const bool ok = runner.setup(s, h);
@@ -266,9 +279,7 @@ int main(int argc, char**) {
     try {
       wire::Reader r(*f);
       decode(r, b);
-    } catch (const wire::DecodeError&) {
-      return 1;
-    }
+    } catch (const wire::DecodeError&) { return 1; }
     const BatchReply rep = runner.run(b);
     wire::Writer w;
     encode(w, rep);

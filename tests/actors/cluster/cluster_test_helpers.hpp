@@ -23,7 +23,6 @@ namespace kevolve::cluster_test {
 
 namespace fs = std::filesystem;
 
-
 inline const char* kSecret = "cluster-test-secret-0123456789";
 
 inline std::string bin(const std::string& name) { return std::string(KEVOLVE_BIN_DIR) + "/" + name; }
@@ -68,8 +67,8 @@ inline int wait_exit(pid_t pid, double seconds) {
 }
 
 // Runs the console once; returns (exit code, stdout).
-inline std::pair<int, std::string> console(const std::string& dir, const std::string& address, const std::vector<std::string>& words,
-                                    const std::string& secret = kSecret) {
+inline std::pair<int, std::string> console(const std::string& dir, const std::string& address,
+                                           const std::vector<std::string>& words, const std::string& secret = kSecret) {
   static int n = 0;
   const std::string out = dir + "/console-" + std::to_string(++n) + ".out";
   std::vector<std::string> args{bin("kevolve-console"), address};
@@ -90,11 +89,14 @@ inline uint16_t free_port() {
   return ntohs(a.sin_port);
 }
 
-inline std::string write_config(const std::string& dir, int budget, uint16_t port, const std::string& host = "127.0.0.1") {
+inline std::string write_config(const std::string& dir, int budget, uint16_t port,
+                                const std::string& host = "127.0.0.1") {
   const std::string path = dir + "/node.toml";
-  std::ofstream(path) << "[search]\nproblem = \"gelu\"\nid = \"cluster-test\"\nbackend = \"null\"\noperator = \"null\"\nmax_in_flight = 8\n"
-                         "build_workers = 1\n\n[strategy]\nname = \"greedy\"\n\n[budget]\nevaluations = " << budget
-                      << "\n\n[store]\npath = \"" << dir << "/store\"\ncheckpoint_seconds = 0\n\n[cluster]\nlisten = \"" << host << ":" << port
+  std::ofstream(path) << "[search]\nproblem = \"gelu\"\nid = \"cluster-test\"\nbackend = \"null\"\noperator = "
+                         "\"null\"\nmax_in_flight = 8\n"
+                         "build_workers = 1\n\n[strategy]\nname = \"greedy\"\n\n[budget]\nevaluations = "
+                      << budget << "\n\n[store]\npath = \"" << dir
+                      << "/store\"\ncheckpoint_seconds = 0\n\n[cluster]\nlisten = \"" << host << ":" << port
                       << "\"\nheartbeat = 0.5\n";
   return path;
 }
@@ -125,10 +127,11 @@ inline std::set<uint64_t> scored(const std::string& store) {
 }
 
 struct TempDir {
-  std::string path = (fs::temp_directory_path() / ("kevolve-cluster-" + std::to_string(getpid()) + "-" + std::to_string(rand()))).string();
+  std::string path =
+      (fs::temp_directory_path() / ("kevolve-cluster-" + std::to_string(getpid()) + "-" + std::to_string(rand())))
+          .string();
   TempDir() { fs::create_directories(path); }
   ~TempDir() { fs::remove_all(path); }
 };
-
 
 }  // namespace kevolve::cluster_test

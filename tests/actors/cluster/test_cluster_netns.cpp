@@ -37,7 +37,8 @@ struct Namespace {
 
 }  // namespace
 
-TEST_CASE("a silent network cut between two namespaces is noticed by heartbeats and heals without loss", "[cluster][netns]") {
+TEST_CASE("a silent network cut between two namespaces is noticed by heartbeats and heals without loss",
+          "[cluster][netns]") {
   if (geteuid() != 0 || sh("command -v ip") != 0) {
     kevolve::test::say_skipped("the network-namespace test needs root and iproute2 (ip netns)");
     return;
@@ -55,8 +56,8 @@ TEST_CASE("a silent network cut between two namespaces is noticed by heartbeats 
   const std::string node_log = t.path + "/node.log", ev_log = t.path + "/ev.log";
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
-  const pid_t ev = spawn({"/usr/sbin/ip", "netns", "exec", net.ns, bin("kevolve"), "evaluator", "--join", address, "--backend", "null",
-                          "--devices", "2", "--null-delay-ms", "100", "--heartbeat", "0.5"},
+  const pid_t ev = spawn({"/usr/sbin/ip", "netns", "exec", net.ns, bin("kevolve"), "evaluator", "--join", address,
+                          "--backend", "null", "--devices", "2", "--null-delay-ms", "100", "--heartbeat", "0.5"},
                          ev_log);
   REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 20; }, 60));
 

@@ -24,8 +24,8 @@
 using namespace kevolve;
 using namespace kevolve::cluster_test;
 
-
-TEST_CASE("a node, two evaluators and a console run a search, and killing an evaluator mid-evaluation loses nothing", "[cluster]") {
+TEST_CASE("a node, two evaluators and a console run a search, and killing an evaluator mid-evaluation loses nothing",
+          "[cluster]") {
   TempDir t;
   const int budget = 120;
   const uint16_t port = free_port();
@@ -41,10 +41,12 @@ TEST_CASE("a node, two evaluators and a console run a search, and killing an eva
   CHECK(bad_out.find("wrong proof of the shared secret") != std::string::npos);
   CHECK(slurp(node_log).find("refused a console peer") != std::string::npos);
 
-  const pid_t e1 = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "150",
-                          "--null-ledger", ledger, "--heartbeat", "0.5"}, t.path + "/e1.log");
-  const pid_t e2 = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "1", "--null-delay-ms", "150",
-                          "--null-ledger", ledger, "--heartbeat", "0.5"}, t.path + "/e2.log");
+  const pid_t e1 = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2",
+                          "--null-delay-ms", "150", "--null-ledger", ledger, "--heartbeat", "0.5"},
+                         t.path + "/e1.log");
+  const pid_t e2 = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "1",
+                          "--null-delay-ms", "150", "--null-ledger", ledger, "--heartbeat", "0.5"},
+                         t.path + "/e2.log");
   REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 30; }, 60));
 
   auto [dev_rc, devices] = console(t.path, address, {"devices", "--json"});
@@ -115,8 +117,9 @@ TEST_CASE("the node killed with kill -9 resumes from its store and the evaluator
   const std::string node_log = t.path + "/node.log";
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
-  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "100",
-                          "--heartbeat", "0.5"}, t.path + "/ev.log");
+  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2",
+                          "--null-delay-ms", "100", "--heartbeat", "0.5"},
+                         t.path + "/ev.log");
   REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 25; }, 60));
   kill(node, SIGKILL);
   waitpid(node, nullptr, 0);
@@ -146,8 +149,9 @@ TEST_CASE("cancel from the console ends the node's search, recorded as finished"
   const std::string node_log = t.path + "/node.log";
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
-  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "50"},
-                         t.path + "/ev.log");
+  const pid_t ev = spawn(
+      {bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "50"},
+      t.path + "/ev.log");
   REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 10; }, 60));
   auto [wrong_rc, wrong] = console(t.path, address, {"cancel", "other-search"});
   CHECK(wrong_rc == 1);
@@ -172,9 +176,12 @@ TEST_CASE("an evaluator whose build target differs from the node's rebuilds each
   const uint16_t port = free_port();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   const std::string config = t.path + "/node.toml";
-  std::ofstream(config) << "[search]\nproblem = \"gelu\"\nid = \"cluster-cpu\"\nbackend = \"cpu\"\noperator = \"template\"\nmax_in_flight = 1\n"
-                           "retime_top = 0\n\n[strategy]\nname = \"greedy\"\n\n[budget]\nevaluations = 2\n\n[store]\npath = \"" << t.path
-                        << "/store\"\ncheckpoint_seconds = 0\n\n[eval]\nmin_time = 0.02\n\n[cluster]\nlisten = \"" << address << "\"\n";
+  std::ofstream(config)
+      << "[search]\nproblem = \"gelu\"\nid = \"cluster-cpu\"\nbackend = \"cpu\"\noperator = "
+         "\"template\"\nmax_in_flight = 1\n"
+         "retime_top = 0\n\n[strategy]\nname = \"greedy\"\n\n[budget]\nevaluations = 2\n\n[store]\npath = \""
+      << t.path << "/store\"\ncheckpoint_seconds = 0\n\n[eval]\nmin_time = 0.02\n\n[cluster]\nlisten = \"" << address
+      << "\"\n";
   const std::string node_log = t.path + "/node.log";
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
@@ -183,10 +190,12 @@ TEST_CASE("an evaluator whose build target differs from the node's rebuilds each
   unsetenv("KEVOLVE_BUILD_TARGET");
   // What the evaluator registered: its memory and the copy bandwidth it measured at start.
   std::string devices;
-  CHECK(wait_for([&] {
-    devices = std::get<1>(console(t.path, address, {"devices", "--json"}));
-    return devices.find("\"copy_gbps\":") != std::string::npos;
-  }, 60));
+  CHECK(wait_for(
+      [&] {
+        devices = std::get<1>(console(t.path, address, {"devices", "--json"}));
+        return devices.find("\"copy_gbps\":") != std::string::npos;
+      },
+      60));
   std::smatch m;
   REQUIRE(std::regex_search(devices, m, std::regex("\"memory_bytes\":([0-9]+),\"copy_gbps\":([0-9.e+]+)")));
   CHECK(std::stoll(m[1]) > (int64_t{1} << 28));  // the host's memory (more than 256 MiB)
@@ -202,7 +211,8 @@ TEST_CASE("an evaluator whose build target differs from the node's rebuilds each
     CHECK(n.correct());
     auto profile = (*st)->artifact("cluster-cpu", n.id, "profile");
     REQUIRE(profile);
-    CHECK(profile->find("rebuilt on this evaluator for cpu:some-other-machine (the node built it for cpu:") != std::string::npos);
+    CHECK(profile->find("rebuilt on this evaluator for cpu:some-other-machine (the node built it for cpu:") !=
+          std::string::npos);
     CHECK(profile->find("evaluated on ") == 0);
   }
 }
@@ -213,24 +223,30 @@ TEST_CASE("over TLS only peers with a certificate from the node's CA get through
   const uint16_t port = free_port();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   const std::string config = write_config(t.path, 60, port);
-  std::ofstream(config, std::ios::app) << "tls_cert = \"" << f << "cluster.pem\"\ntls_key = \"" << f << "cluster.key\"\ntls_ca = \"" << f
-                                       << "cluster-ca.pem\"\n";
+  std::ofstream(config, std::ios::app) << "tls_cert = \"" << f << "cluster.pem\"\ntls_key = \"" << f
+                                       << "cluster.key\"\ntls_ca = \"" << f << "cluster-ca.pem\"\n";
   const std::string node_log = t.path + "/node.log";
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
   auto tls = [&](const std::string& who) {
-    return std::vector<std::string>{"--tls-cert", f + who + ".pem", "--tls-key", f + who + ".key", "--tls-ca", f + who + "-ca.pem"};
+    return std::vector<std::string>{"--tls-cert",     f + who + ".pem", "--tls-key",
+                                    f + who + ".key", "--tls-ca",       f + who + "-ca.pem"};
   };
   auto evaluator = [&](const std::vector<std::string>& extra, const std::string& log) {
-    std::vector<std::string> a{bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"};
+    std::vector<std::string> a{bin("kevolve"), "evaluator", "--join", address,           "--backend",
+                               "null",         "--devices", "2",      "--null-delay-ms", "20"};
     a.insert(a.end(), extra.begin(), extra.end());
     return spawn(a, log);
   };
   // Without TLS, and with a certificate from another CA, the handshake fails: no device joins.
   const pid_t plain = evaluator({}, t.path + "/plain.log");
   const pid_t stranger = evaluator(tls("stranger"), t.path + "/stranger.log");
-  REQUIRE(wait_for([&] { return slurp(t.path + "/plain.log").find("cannot reach") != std::string::npos &&
-                                slurp(t.path + "/stranger.log").find("cannot reach") != std::string::npos; }, 30));
+  REQUIRE(wait_for(
+      [&] {
+        return slurp(t.path + "/plain.log").find("cannot reach") != std::string::npos &&
+               slurp(t.path + "/stranger.log").find("cannot reach") != std::string::npos;
+      },
+      30));
   CHECK(slurp(node_log).find("joined") == std::string::npos);
   kill(plain, SIGTERM);
   kill(stranger, SIGTERM);
@@ -242,8 +258,11 @@ TEST_CASE("over TLS only peers with a certificate from the node's CA get through
   const auto c = tls("cluster");
   ask.insert(ask.begin(), c.begin(), c.end());
   std::string last;
-  const bool answered = wait_for([&] { return (last = console(t.path, address, ask).second).find("\"evaluated\":") != std::string::npos; }, 60);
-  INFO("console: " << last << "\nnode log:\n" << slurp(node_log) << "\nevaluator log:\n" << slurp(t.path + "/good.log"));
+  const bool answered = wait_for(
+      [&] { return (last = console(t.path, address, ask).second).find("\"evaluated\":") != std::string::npos; }, 60);
+  INFO("console: " << last << "\nnode log:\n"
+                   << slurp(node_log) << "\nevaluator log:\n"
+                   << slurp(t.path + "/good.log"));
   REQUIRE(answered);
   CHECK(console(t.path, address, {"searches"}).first == 2);  // a console without TLS cannot connect
   REQUIRE(wait_exit(node, 120) == 0);
@@ -252,15 +271,18 @@ TEST_CASE("over TLS only peers with a certificate from the node's CA get through
   CHECK(wait_exit(good, 30) == 0);
 }
 
-TEST_CASE("a node runs the searches its config lists and one submitted from the console, sharing its devices", "[cluster]") {
+TEST_CASE("a node runs the searches its config lists and one submitted from the console, sharing its devices",
+          "[cluster]") {
   TempDir t;
   const uint16_t port = free_port();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   const std::string config = write_config(t.path, 150, port);
   std::ofstream(config, std::ios::app) << "searches = [\"second.toml\"]\n";
   auto search_config = [&](const std::string& file, const std::string& id, const std::string& problem, int budget) {
-    std::ofstream(t.path + "/" + file) << "[search]\nproblem = \"" << problem << "\"\nid = \"" << id << "\"\nbackend = \"null\"\n"
-                                       << "operator = \"null\"\nmax_in_flight = 4\n\n[budget]\nevaluations = " << budget << "\n";
+    std::ofstream(t.path + "/" + file) << "[search]\nproblem = \"" << problem << "\"\nid = \"" << id
+                                       << "\"\nbackend = \"null\"\n"
+                                       << "operator = \"null\"\nmax_in_flight = 4\n\n[budget]\nevaluations = " << budget
+                                       << "\n";
   };
   search_config("second.toml", "second", "rmsnorm_fwd", 80);
   search_config("third.toml", "third", "softmax_rows", 40);
@@ -269,8 +291,9 @@ TEST_CASE("a node runs the searches its config lists and one submitted from the 
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out/first"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
   CHECK(slurp(node_log).find("started search second on rmsnorm_fwd (null)") != std::string::npos);
-  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "40"},
-                         t.path + "/ev.log");
+  const pid_t ev = spawn(
+      {bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "40"},
+      t.path + "/ev.log");
   REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 10; }, 60));
   auto [rc, out] = console(t.path, address, {"submit", t.path + "/third.toml"});
   CHECK(rc == 0);
@@ -286,7 +309,8 @@ TEST_CASE("a node runs the searches its config lists and one submitted from the 
   CHECK(wait_exit(ev, 30) == 0);
   auto st = Store::open(t.path + "/store", true);
   REQUIRE(st);
-  for (auto [id, budget] : std::vector<std::pair<std::string, size_t>>{{"cluster-test", 150}, {"second", 80}, {"third", 40}}) {
+  for (auto [id, budget] :
+       std::vector<std::pair<std::string, size_t>>{{"cluster-test", 150}, {"second", 80}, {"third", 40}}) {
     auto rec = (*st)->search(id);
     REQUIRE(rec);
     CHECK(rec->finished);
@@ -299,24 +323,28 @@ TEST_CASE("a node runs the searches its config lists and one submitted from the 
   CHECK(fs::exists(t.path + "/out/third/report.json"));
 }
 
-TEST_CASE("evaluators of two device classes: fitness is kept per class, and a search pinned to a class runs only there", "[cluster]") {
+TEST_CASE("evaluators of two device classes: fitness is kept per class, and a search pinned to a class runs only there",
+          "[cluster]") {
   TempDir t;
   const uint16_t port = free_port();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   const std::string config = write_config(t.path, 60, port);
   std::ofstream(config, std::ios::app) << "searches = [\"pinned.toml\"]\nstay = true\n";
-  std::ofstream(t.path + "/pinned.toml") << "[search]\nproblem = \"rmsnorm_fwd\"\nid = \"pinned\"\nbackend = \"null\"\noperator = \"null\"\n"
-                                            "max_in_flight = 4\ndevice_class = \"Model B\"\n\n[budget]\nevaluations = 30\n";
+  std::ofstream(t.path + "/pinned.toml")
+      << "[search]\nproblem = \"rmsnorm_fwd\"\nid = \"pinned\"\nbackend = \"null\"\noperator = \"null\"\n"
+         "max_in_flight = 4\ndevice_class = \"Model B\"\n\n[budget]\nevaluations = 30\n";
   const std::string node_log = t.path + "/node.log";
   const pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
   REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
   // Two machines of one backend whose devices differ (what each reports about itself).
   setenv("KEVOLVE_DEVICE_MODEL", "Model A", 1);
-  const pid_t ea = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"},
-                         t.path + "/ea.log");
+  const pid_t ea = spawn(
+      {bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"},
+      t.path + "/ea.log");
   setenv("KEVOLVE_DEVICE_MODEL", "Model B", 1);
-  const pid_t eb = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"},
-                         t.path + "/eb.log");
+  const pid_t eb = spawn(
+      {bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "20"},
+      t.path + "/eb.log");
   unsetenv("KEVOLVE_DEVICE_MODEL");
   auto finished = [&](const std::string& id) {
     return std::get<1>(console(t.path, address, {"show", id, "--json"})).find("\"finished\":true") != std::string::npos;
@@ -363,12 +391,17 @@ TEST_CASE("evaluators of two device classes: fitness is kept per class, and a se
   CHECK(classes["cluster-test"] == std::set<std::string>{"null Model A", "null Model B"});
   CHECK(classes["pinned"] == std::set<std::string>{"null Model B"});
   const std::string report = slurp(t.path + "/out/report.json");
-  CHECK(std::regex_search(report, std::regex("\"device_classes\":\\[\\{\"device_class\":\"null Model A\",[^}]*\\},\\{\"device_class\":\"null Model B\"")));
+  CHECK(std::regex_search(
+      report,
+      std::regex(
+          "\"device_classes\":\\[\\{\"device_class\":\"null Model A\",[^}]*\\},\\{\"device_class\":\"null Model B\"")));
   // A local run cannot honour a class its machine lacks: refused with the reason.
   const std::string local = t.path + "/local.toml";
-  std::ofstream(local) << "[search]\nproblem = \"gelu\"\nbackend = \"null\"\noperator = \"null\"\ndevice_class = \"Model Z\"\n\n[store]\npath = \""
+  std::ofstream(local) << "[search]\nproblem = \"gelu\"\nbackend = \"null\"\noperator = \"null\"\ndevice_class = "
+                          "\"Model Z\"\n\n[store]\npath = \""
                        << t.path << "/local-store\"\n";
   const pid_t run = spawn({bin("kevolve"), "run", local}, t.path + "/local.log");
   CHECK(wait_exit(run, 60) != 0);
-  CHECK(slurp(t.path + "/local.log").find("[search] device_class = \"Model Z\" matches no device of this machine") != std::string::npos);
+  CHECK(slurp(t.path + "/local.log").find("[search] device_class = \"Model Z\" matches no device of this machine") !=
+        std::string::npos);
 }

@@ -76,7 +76,8 @@ TEST_CASE("console commands answer from the store and the live view", "[cluster]
   v.queued = 3;
 
   const std::string s = cluster::console_command({"searches"}, v);
-  CHECK(s.find("s1  gelu  stopped  evaluated 3 (correct 2, failed 1)  in flight 1  best 2.000x (node 2)") != std::string::npos);
+  CHECK(s.find("s1  gelu  stopped  evaluated 3 (correct 2, failed 1)  in flight 1  best 2.000x (node 2)") !=
+        std::string::npos);
   CHECK(cluster::console_command({"searches", "--json"}, v).find("\"best_node\":2") != std::string::npos);
   CHECK(cluster::console_command({"best", "s1"}, v).find("void kernel_2() {}") != std::string::npos);
   const std::string tree = cluster::console_command({"tree", "s1"}, v);

@@ -75,8 +75,9 @@ TEST_CASE("cheater: behaving differently when timed is caught by timed_outputs",
 
 TEST_CASE("cheater: falling back to PyTorch in a subprocess is caught by isolation", "[cheaters]") {
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-    test::say_skipped("/usr/bin/python3 cannot import torch (Debian's python3-torch is not installed), so the "
-                      "cheater has nothing to fall back to");
+    test::say_skipped(
+        "/usr/bin/python3 cannot import torch (Debian's python3-torch is not installed), so the "
+        "cheater has nothing to fall back to");
     return;
   }
   check_case({"shell_to_torch.cpp", kSmall, Detector::isolation});
@@ -109,7 +110,8 @@ TEST_CASE("an honest kernel that asks for more OpenMP threads than there are cor
 
 // The runner's confinement and the evaluator's own evidence (docs/evaluation.md, threat model).
 
-TEST_CASE("cheater: a runner that would read the evaluator's memory finds /proc/<ppid>/mem closed", "[cheaters][sandbox]") {
+TEST_CASE("cheater: a runner that would read the evaluator's memory finds /proc/<ppid>/mem closed",
+          "[cheaters][sandbox]") {
   const EvalResult r = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp");
   INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox);
   CHECK(r.status == EvalStatus::runtime_error);
@@ -124,7 +126,8 @@ TEST_CASE("cheater: a runner that would read the evaluator's memory finds /proc/
   CHECK(open.status == EvalStatus::ok);
 }
 
-TEST_CASE("cheater: a runner clock patched through the GOT to run 3x slower is caught by impossible_time", "[cheaters][sandbox]") {
+TEST_CASE("cheater: a runner clock patched through the GOT to run 3x slower is caught by impossible_time",
+          "[cheaters][sandbox]") {
   check_case({"slowed_clock.cpp", kSmall, Detector::impossible_time});
 }
 
@@ -150,15 +153,16 @@ TEST_CASE("cheater: 3 GiB of shared anonymous memory is refused by the address-s
   CHECK(r.message.find("returned 9") != std::string::npos);
 }
 
-TEST_CASE("cheater: an output cache keyed on pointer and sampled values gains nothing: timing values change every pass", "[cheaters]") {
+TEST_CASE("cheater: an output cache keyed on pointer and sampled values gains nothing: timing values change every pass",
+          "[cheaters]") {
   const EvalResult cached = eval_file(kSmall, "tests/backends/cpu/cheaters/value_cache.cpp");
   const EvalResult honest = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp", [] {
     EvalOptions o = quick_options();
     o.detectors.set(Detector::isolation, false);  // the same softmax, computed every call
     return o;
   }());
-  INFO("cache: " << status_name(cached.status) << " " << cached.speedup << "x; the same kernel without it: "
-                 << status_name(honest.status) << " " << honest.speedup << "x");
+  INFO("cache: " << status_name(cached.status) << " " << cached.speedup
+                 << "x; the same kernel without it: " << status_name(honest.status) << " " << honest.speedup << "x");
   REQUIRE(cached.status == EvalStatus::ok);
   if (geteuid() == 0) {
     REQUIRE(honest.status == EvalStatus::ok);
@@ -174,6 +178,8 @@ TEST_CASE("cheater: an output cache keyed on pointer and sampled values gains no
   CHECK(cheats.speedup > 3 * cached.speedup);
 }
 
-TEST_CASE("cheater: work finished after the return with a forged snapshot is caught by escaped_work on the evaluator's clock", "[cheaters]") {
+TEST_CASE(
+    "cheater: work finished after the return with a forged snapshot is caught by escaped_work on the evaluator's clock",
+    "[cheaters]") {
   check_case({"forged_snapshot.cpp", kSmall, Detector::escaped_work, {Detector::impossible_time}});
 }

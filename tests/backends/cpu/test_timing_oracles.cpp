@@ -23,11 +23,15 @@ std::string gelu_kernel(int passes, long spin_us) {
          "  const float* x = static_cast<const float*>(a->inputs[0].data);\n"
          "  float* y = static_cast<float*>(a->outputs[0].data);\n"
          "  const int64_t N = kv_numel(&a->inputs[0]);\n"
-         "  for (int p = 0; p < " + std::to_string(passes) + "; ++p) {\n"
+         "  for (int p = 0; p < " +
+         std::to_string(passes) +
+         "; ++p) {\n"
          "    for (int64_t i = 0; i < N; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));\n"
          "    std::atomic_signal_fence(std::memory_order_seq_cst);\n"
          "  }\n"
-         "  while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(" + std::to_string(spin_us) + ")) {}\n"
+         "  while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(" +
+         std::to_string(spin_us) +
+         ")) {}\n"
          "  return 0;\n}\n";
 }
 
@@ -35,7 +39,7 @@ EvalResult eval_gelu(const std::string& source) {
   auto spec = load_problem(test::source_path("problems/core/gelu/problem.toml"));
   REQUIRE(spec);
   EvalOptions o = test::quick_options();
-  o.threads = 1;          // one thread for candidate and reference: the passes are not spread over cores
+  o.threads = 1;  // one thread for candidate and reference: the passes are not spread over cores
   o.min_time_s = 0.3;
   o.min_reps = 9;
   o.max_reps = 200;
@@ -50,11 +54,12 @@ EvalResult eval_gelu(const std::string& source) {
 
 }  // namespace
 
-TEST_CASE("a kernel making four passes over its data is timed four times one pass, with a four times lower speedup", "[cpu][timing]") {
+TEST_CASE("a kernel making four passes over its data is timed four times one pass, with a four times lower speedup",
+          "[cpu][timing]") {
   const EvalResult one = eval_gelu(gelu_kernel(1, 0));
   const EvalResult four = eval_gelu(gelu_kernel(4, 0));
-  INFO("one pass: " << one.candidate.median_ms << " ms, speedup " << one.speedup << "; four passes: " << four.candidate.median_ms
-                    << " ms, speedup " << four.speedup);
+  INFO("one pass: " << one.candidate.median_ms << " ms, speedup " << one.speedup
+                    << "; four passes: " << four.candidate.median_ms << " ms, speedup " << four.speedup);
   const double time_ratio = four.candidate.median_ms / one.candidate.median_ms;
   CHECK(time_ratio > 3.0);
   CHECK(time_ratio < 5.0);
@@ -72,11 +77,13 @@ TEST_CASE("a kernel making four passes over its data is timed four times one pas
   CHECK(one.candidate_gbps / four.candidate_gbps == Approx(time_ratio).epsilon(0.01));
 }
 
-TEST_CASE("a kernel that busy-waits until 40 ms after its start is never timed below 40 ms, nor far above it", "[cpu][timing]") {
+TEST_CASE("a kernel that busy-waits until 40 ms after its start is never timed below 40 ms, nor far above it",
+          "[cpu][timing]") {
   // One scalar GELU pass over the bench tensor takes ~15 ms on one core here; the wait ends 40 ms after
   // the call began whatever the pass cost, so the call lasts 40 ms plus the timer's own overhead.
   const EvalResult r = eval_gelu(gelu_kernel(1, 40000));
-  INFO("median " << r.candidate.median_ms << " ms, p10 " << r.candidate.p10_ms << " ms, reference " << r.reference.median_ms << " ms");
+  INFO("median " << r.candidate.median_ms << " ms, p10 " << r.candidate.p10_ms << " ms, reference "
+                 << r.reference.median_ms << " ms");
   CHECK(r.candidate.p10_ms >= 40.0);
   CHECK(r.candidate.median_ms < 50.0);  // a preempted spin ends at 40 ms all the same; 10 ms of room for a busy machine
   CHECK(r.speedup == Approx(r.reference.median_ms / r.candidate.median_ms).epsilon(1e-9));

@@ -23,10 +23,11 @@ inline std::string cuda_worker() {
 
 // Why GPU tests cannot run here ("" when they can).
 inline std::string no_gpu_reason() {
-  struct stat st{};
+  struct stat st {};
   if (stat("/dev/nvidiactl", &st) != 0 && stat("/dev/nvidia0", &st) != 0) return "no NVIDIA device on this machine";
   if (!std::filesystem::exists(cuda_worker()))
-    return "no CUDA worker at " + cuda_worker() + " (build it with tools/build_cuda_worker.sh, or set KEVOLVE_CUDA_WORKER)";
+    return "no CUDA worker at " + cuda_worker() +
+           " (build it with tools/build_cuda_worker.sh, or set KEVOLVE_CUDA_WORKER)";
   return "";
 }
 
@@ -43,7 +44,8 @@ inline cuda::CudaBackend& cuda_backend() {
   return b;
 }
 
-inline EvalResult cuda_eval_file(const std::string& spec_rel, const std::string& candidate_rel, EvalOptions o = quick_options()) {
+inline EvalResult cuda_eval_file(const std::string& spec_rel, const std::string& candidate_rel,
+                                 EvalOptions o = quick_options()) {
   auto spec = load_problem(source_path(spec_rel));
   if (!spec) throw std::runtime_error(spec.error());
   Candidate c;

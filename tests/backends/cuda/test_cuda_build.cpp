@@ -12,8 +12,9 @@ using namespace kevolve;
 using namespace kevolve::cuda;
 
 TEST_CASE("launch lines are parsed and resolved per shape", "[cuda][launch]") {
-  const std::string src = "// @kevolve kernel rms\n// @kevolve grid min(cdiv(T, 4), SMS * 8)\n// @kevolve block 128\n"
-                          "// @kevolve block_y 4\n// @kevolve smem 4 * H\nextern \"C\" __global__ void rms() {}\n";
+  const std::string src =
+      "// @kevolve kernel rms\n// @kevolve grid min(cdiv(T, 4), SMS * 8)\n// @kevolve block 128\n"
+      "// @kevolve block_y 4\n// @kevolve smem 4 * H\nextern \"C\" __global__ void rms() {}\n";
   REQUIRE(has_launch_spec(src));
   auto s = parse_launch_spec(src);
   REQUIRE(s);
@@ -47,7 +48,8 @@ TEST_CASE("bad launch descriptions name the line and the key", "[cuda][launch]")
   auto d = resolve_launch(*s, {{"N", 1000}}, 132);
   REQUIRE_FALSE(d);
   CHECK(d.error().find("block '2048'") != std::string::npos);
-  auto sym = resolve_launch(*parse_launch_spec("// @kevolve kernel k\n// @kevolve grid cdiv(Q, 2)\n// @kevolve block 32\n"), {{"N", 4}}, 1);
+  auto sym = resolve_launch(
+      *parse_launch_spec("// @kevolve kernel k\n// @kevolve grid cdiv(Q, 2)\n// @kevolve block 32\n"), {{"N", 4}}, 1);
   REQUIRE_FALSE(sym);
   CHECK(sym.error().find("unknown symbol 'Q'") != std::string::npos);
 }
@@ -55,8 +57,9 @@ TEST_CASE("bad launch descriptions name the line and the key", "[cuda][launch]")
 TEST_CASE("the source scan refuses streams of its own before anything is compiled", "[cuda][scan]") {
   Candidate c;
   c.language = "cuda";
-  c.source = "#include \"kevolve_kernel.h\"\nextern \"C\" int kevolve_kernel(const kv_args* a) {\n  cudaStream_t s;\n"
-             "  cudaStreamCreate(&s);\n  return 0;\n}\n";
+  c.source =
+      "#include \"kevolve_kernel.h\"\nextern \"C\" int kevolve_kernel(const kv_args* a) {\n  cudaStream_t s;\n"
+      "  cudaStreamCreate(&s);\n  return 0;\n}\n";
   BuiltCandidate b = cuda::build(c, EvalOptions{});
   REQUIRE(b.verdict);
   CHECK(b.verdict->status == EvalStatus::rejected);
@@ -65,7 +68,8 @@ TEST_CASE("the source scan refuses streams of its own before anything is compile
   CHECK(b.dir.empty());
 }
 
-TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or say NVRTC is missing", "[cuda][build]") {
+TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or say NVRTC is missing",
+          "[cuda][build]") {
   Candidate c;
   c.language = "cuda";
   c.source = test::read_file(test::source_path("tests/backends/cuda/honest/gelu_kernel_only.cu"));
@@ -82,14 +86,15 @@ TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or
     CHECK(b.build.artifact.size() > 6);
     CHECK(b.build.artifact.substr(b.build.artifact.size() - 6) == ".cubin");
     CHECK(std::filesystem::exists(b.build.artifact + ".launch"));
-    CHECK(b.build.log.find("for 'sm_90'") != std::string::npos);   // real machine code, resource report
+    CHECK(b.build.log.find("for 'sm_90'") != std::string::npos);  // real machine code, resource report
     CHECK(b.build.log.find("registers") != std::string::npos);
   }
   remove_build_dir(b.dir);
 
   // A compile error is the candidate's fault, with the compiler's words.
-  c.source = "#include \"kevolve_kernel.h\"\n// @kevolve kernel k\n// @kevolve grid 1\n// @kevolve block 32\n"
-             "extern \"C\" __global__ void k(const kv_cuda_args a) { undeclared_thing = 1; }\n";
+  c.source =
+      "#include \"kevolve_kernel.h\"\n// @kevolve kernel k\n// @kevolve grid 1\n// @kevolve block 32\n"
+      "extern \"C\" __global__ void k(const kv_cuda_args a) { undeclared_thing = 1; }\n";
   BuiltCandidate bad = cuda::build(c, o);
   REQUIRE(bad.verdict);
   if (bad.verdict->reason != "toolchain") {
@@ -130,7 +135,8 @@ TEST_CASE("every core problem has a CUDA template whose seed and sampled points 
       } else {
         INFO((b.verdict ? b.verdict->message + "\n" + b.verdict->compile_log : std::string()));
         CHECK_FALSE(b.verdict);
-        CHECK(b.build.log.find("local memory: YES") == std::string::npos);  // no spills in the SASS (where cuobjdump exists)
+        CHECK(b.build.log.find("local memory: YES") ==
+              std::string::npos);  // no spills in the SASS (where cuobjdump exists)
       }
       remove_build_dir(b.dir);
     }

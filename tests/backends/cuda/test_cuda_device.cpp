@@ -15,7 +15,8 @@ const char* kGelu = "problems/core/gelu/problem.toml";
 
 TEST_CASE("honest CUDA kernels are correct and timed against torch", "[cuda][gpu]") {
   if (skip_without_gpu("honest CUDA kernels")) return;
-  for (const char* f : {"tests/backends/cuda/honest/gelu_kernel_only.cu", "tests/backends/cuda/honest/gelu_host_code.cu"}) {
+  for (const char* f :
+       {"tests/backends/cuda/honest/gelu_kernel_only.cu", "tests/backends/cuda/honest/gelu_host_code.cu"}) {
     INFO(f);
     const EvalResult r = cuda_eval_file(kGelu, f);
     INFO(r.message << "\n" << r.compile_log << "\n" << r.runner_log);
@@ -24,12 +25,13 @@ TEST_CASE("honest CUDA kernels are correct and timed against torch", "[cuda][gpu
     CHECK(r.reference.median_ms > 0);
     CHECK(r.peak_gbps > 0);
     CHECK(r.device.find("sm_") != std::string::npos);
-    CHECK(r.profile.find("== SASS (sm_90) ==") != std::string::npos);   // instruction mix from cuobjdump
-    CHECK(r.profile.find("REG:") != std::string::npos);                  // registers, stack, shared memory
+    CHECK(r.profile.find("== SASS (sm_90) ==") != std::string::npos);  // instruction mix from cuobjdump
+    CHECK(r.profile.find("REG:") != std::string::npos);                // registers, stack, shared memory
   }
 }
 
-TEST_CASE("a kernel that writes out of bounds is a runtime error with the CUDA text, and the next one runs", "[cuda][gpu]") {
+TEST_CASE("a kernel that writes out of bounds is a runtime error with the CUDA text, and the next one runs",
+          "[cuda][gpu]") {
   if (skip_without_gpu("out-of-bounds kernel")) return;
   const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/crashers/out_of_bounds.cu");
   INFO(r.message);

@@ -53,7 +53,10 @@ TEST_CASE("a constant output within a loose atol fails only the magnitude check"
 
 TEST_CASE("rounding-level differences pass every check and report the worst element", "[verify]") {
   std::vector<float> ref(64), out(64);
-  for (int i = 0; i < 64; ++i) { ref[i] = std::sin(float(i)); out[i] = ref[i] * (1 + 1e-7f); }
+  for (int i = 0; i < 64; ++i) {
+    ref[i] = std::sin(float(i));
+    out[i] = ref[i] * (1 + 1e-7f);
+  }
   out[17] = ref[17] + 2e-6f;
   auto r = compare(out.data(), ref.data(), DType::float32, 64, {Tolerance{1e-5, 1e-5}, true, true});
   CHECK(r.ok);

@@ -42,7 +42,8 @@ flops = "5*R*C"
 
 std::string write_spec(const std::string& text) {
   static int n = 0;
-  const fs::path dir = fs::temp_directory_path() / ("kevolve-spec-test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+  const fs::path dir =
+      fs::temp_directory_path() / ("kevolve-spec-test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
   fs::create_directories(dir);
   std::ofstream(dir / "problem.toml") << text;
   return (dir / "problem.toml").string();
@@ -82,7 +83,8 @@ TEST_CASE("every core problem spec loads", "[spec]") {
 }
 
 TEST_CASE("spec errors name the file, the key and what was expected", "[spec]") {
-  auto e = error_of(replace(kGood, "dtype = \"float32\"\nshape = [\"R\", \"C\"]\ngenerator", "dtype = \"float33\"\nshape = [\"R\", \"C\"]\ngenerator"));
+  auto e = error_of(replace(kGood, "dtype = \"float32\"\nshape = [\"R\", \"C\"]\ngenerator",
+                            "dtype = \"float33\"\nshape = [\"R\", \"C\"]\ngenerator"));
   CHECK(e.find("problem.toml") != std::string::npos);
   CHECK(e.find("inputs[0].dtype") != std::string::npos);
   CHECK(e.find("float32") != std::string::npos);

@@ -56,7 +56,8 @@ TEST_CASE("config mistakes name the file, key and expectation", "[config]") {
 
 TEST_CASE("a CUDA search config: backend, architecture and warm start", "[config]") {
   const auto path = fs::temp_directory_path() / ("kevolve-cfg-cuda-" + std::to_string(getpid()) + ".toml");
-  std::ofstream(path) << "[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\nwarm_start = false\n[eval]\narch = \"sm_90\"\n";
+  std::ofstream(path)
+      << "[search]\nproblem = \"gelu\"\nbackend = \"cuda\"\nwarm_start = false\n[eval]\narch = \"sm_90\"\n";
   auto c = load_run_config(path.string());
   fs::remove(path);
   REQUIRE(c);
@@ -75,7 +76,8 @@ TEST_CASE("the shipped LLM example config loads", "[config]") {
 }
 
 TEST_CASE("the cluster section: listen address, secret variable, TLS only with a CA", "[config]") {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("kevolve-cluster-cfg-" + std::to_string(getpid()))).string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("kevolve-cluster-cfg-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(dir);
   auto load = [&](const std::string& cluster) {
     std::ofstream(dir + "/c.toml") << "[search]\nproblem = \"gelu\"\n[cluster]\n" << cluster;

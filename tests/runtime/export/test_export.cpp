@@ -57,10 +57,12 @@ TEST_CASE("an exported CPU kernel builds as a PyTorch extension and matches the 
     return;
   }
   const std::string out = fresh_dir("ext");
-  auto r = sh(kevolve_bin + " export " + src + "/problems/core/rmsnorm_fwd/fast.cpp --problem rmsnorm_fwd --format torch-extension --out " + out);
+  auto r = sh(kevolve_bin + " export " + src +
+              "/problems/core/rmsnorm_fwd/fast.cpp --problem rmsnorm_fwd --format torch-extension --out " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
-  for (const char* f : {"setup.py", "CMakeLists.txt", "binding.cpp", "kernel.cpp", "kevolve_kernel.h"}) CHECK(fs::exists(fs::path(out) / f));
+  for (const char* f : {"setup.py", "CMakeLists.txt", "binding.cpp", "kernel.cpp", "kevolve_kernel.h"})
+    CHECK(fs::exists(fs::path(out) / f));
   auto b = sh("cd " + out + " && " + py + " setup.py build_ext --inplace");
   INFO(b.out.substr(b.out.size() > 3000 ? b.out.size() - 3000 : 0));
   REQUIRE(b.code == 0);
@@ -70,7 +72,8 @@ TEST_CASE("an exported CPU kernel builds as a PyTorch extension and matches the 
                                       "y = m.forward(x, w)[0]\n"
                                       "ref = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w\n"
                                       "print('max_err', float((y - ref).abs().max()))\n"
-                                      "try:\n    m.forward(x.double(), w)\nexcept RuntimeError as e:\n    print('refused:', str(e).splitlines()[0])\n";
+                                      "try:\n    m.forward(x.double(), w)\nexcept RuntimeError as e:\n    "
+                                      "print('refused:', str(e).splitlines()[0])\n";
   auto c = sh("cd " + out + " && " + py + " check.py");
   INFO(c.out);
   REQUIRE(c.code == 0);
@@ -88,11 +91,13 @@ TEST_CASE("an exported KernelBench ModelNew runs and matches F.gelu", "[export]"
     return;
   }
   const std::string out = fresh_dir("kb");
-  auto r = sh(kevolve_bin + " export " + src + "/problems/core/gelu/fast.cpp --problem gelu --format kernelbench --out " + out);
+  auto r = sh(kevolve_bin + " export " + src +
+              "/problems/core/gelu/fast.cpp --problem gelu --format kernelbench --out " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
   REQUIRE(fs::exists(out + "/gelu_kernelbench.py"));
-  std::ofstream(out + "/check.py") << "import sys, torch\nsys.path.insert(0, '" << out << "')\n"
+  std::ofstream(out + "/check.py") << "import sys, torch\nsys.path.insert(0, '" << out
+                                   << "')\n"
                                       "from gelu_kernelbench import ModelNew\n"
                                       "x = torch.randn(100003)\n"
                                       "y = ModelNew()(x)\n"
@@ -108,7 +113,8 @@ TEST_CASE("an exported KernelBench ModelNew runs and matches F.gelu", "[export]"
 
 TEST_CASE("a kernel-only CUDA kernel exports as source with a generated launcher", "[export][cuda]") {
   const std::string out = fresh_dir("cu");
-  auto r = sh(kevolve_bin + " export " + src + "/tests/backends/cuda/honest/gelu_kernel_only.cu --problem gelu --format cuda-source --out " + out);
+  auto r = sh(kevolve_bin + " export " + src +
+              "/tests/backends/cuda/honest/gelu_kernel_only.cu --problem gelu --format cuda-source --out " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
   std::ifstream in(out + "/gelu.cu");
@@ -132,7 +138,8 @@ TEST_CASE("a kernel-only CUDA kernel exports as source with a generated launcher
 
 TEST_CASE("what cannot be exported is refused with the reason", "[export]") {
   const std::string out = fresh_dir("bad");
-  auto r = sh(kevolve_bin + " export " + src + "/problems/core/batch_event_truncate/fast.cpp --problem batch_event_truncate --out " + out);
+  auto r = sh(kevolve_bin + " export " + src +
+              "/problems/core/batch_event_truncate/fast.cpp --problem batch_event_truncate --out " + out);
   CHECK(r.code == 2);
   CHECK(r.out.find("output 'out_values' has a data-dependent size") != std::string::npos);
   r = sh(kevolve_bin + " export " + src + "/problems/core/gelu/fast.cpp --out " + out);

@@ -62,7 +62,8 @@ class FakeLlmServer {
 
   static std::string openai_body(const std::string& text, int in = 11, int out = 7) {
     return "{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":" + quote(text) +
-           "}}],\"usage\":{\"prompt_tokens\":" + std::to_string(in) + ",\"completion_tokens\":" + std::to_string(out) + "}}";
+           "}}],\"usage\":{\"prompt_tokens\":" + std::to_string(in) + ",\"completion_tokens\":" + std::to_string(out) +
+           "}}";
   }
   static std::string anthropic_body(const std::string& text, int in = 13, int out = 5) {
     return "{\"id\":\"m\",\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":" + quote(text) +
@@ -74,7 +75,10 @@ class FakeLlmServer {
     std::string o = "\"";
     for (char c : s) {
       if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') { o += "\\n"; continue; }
+      if (c == '\n') {
+        o += "\\n";
+        continue;
+      }
       o += c;
     }
     return o + "\"";
@@ -118,13 +122,17 @@ class FakeLlmServer {
         rec.headers[n] = std::string(f.value());
       }
       requests_.push_back(rec);
-      if (!replies_.empty()) { r = replies_.front(); replies_.pop_front(); }
-      else r = Reply{500, "{\"error\":\"no scripted reply\"}"};
+      if (!replies_.empty()) {
+        r = replies_.front();
+        replies_.pop_front();
+      } else
+        r = Reply{500, "{\"error\":\"no scripted reply\"}"};
     }
     if (r.delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(r.delay_ms));
     if (r.truncate) {
-      std::string head = "HTTP/1.1 " + std::to_string(r.status) + " OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                         std::to_string(r.body.size()) + "\r\n\r\n" + r.body.substr(0, r.body.size() / 2);
+      std::string head = "HTTP/1.1 " + std::to_string(r.status) +
+                         " OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(r.body.size()) +
+                         "\r\n\r\n" + r.body.substr(0, r.body.size() / 2);
       boost::asio::write(stream, boost::asio::buffer(head), ec);
       return;
     }

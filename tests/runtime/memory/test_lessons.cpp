@@ -54,13 +54,14 @@ TEST_CASE("lessons keep the best kernels and how the others ended", "[memory]") 
   CHECK_FALSE(decode_lessons("garbage"));
 }
 
-TEST_CASE("a template operator warm-starts from the best earlier kernel that is a valid point of its template", "[memory]") {
+TEST_CASE("a template operator warm-starts from the best earlier kernel that is a valid point of its template",
+          "[memory]") {
   auto t = find_template("cpu", "gelu", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
   REQUIRE(t);
   TemplateOperator op(*t);
   Lessons l;
   l.key = "gelu|cpu|x86-avx2";
-  Params foreign{{"block", "999"}};         // from another template version: ignored
+  Params foreign{{"block", "999"}};  // from another template version: ignored
   Params good = t->defaults();
   good[t->params.back().name] = t->params.back().values.back();
   l.best.push_back({"old", 7, foreign, "x", 9.0});

@@ -57,8 +57,9 @@ std::string inv_patched() {
 }  // namespace
 
 TEST_CASE("a one-hunk diff with correct line numbers replaces the changed line", "[diff]") {
-  const std::string diff = "--- a/kernel.cpp\n+++ b/kernel.cpp\n@@ -16,4 +16,4 @@ extern \"C\" int kevolve_kernel(const kv_args* a) {\n" +
-                           kInvHunkBody;
+  const std::string diff =
+      "--- a/kernel.cpp\n+++ b/kernel.cpp\n@@ -16,4 +16,4 @@ extern \"C\" int kevolve_kernel(const kv_args* a) {\n" +
+      kInvHunkBody;
   auto out = apply_unified_diff(kParent, diff);
   REQUIRE(out);
   CHECK(*out == inv_patched());
@@ -146,7 +147,8 @@ TEST_CASE("context that is not in the parent fails with the hunk number and the 
   out = apply_unified_diff(kParent, partial, "the parent");
   REQUIRE(!out);
   CHECK(out.error().find("hunk 1: line 'y[r * C + c] = expf(x[r * C + c] - m);' not found in the parent") == 0);
-  CHECK(out.error().find("match from line 13, where line 15 is 'y[r * C + c] = std::exp(x[r * C + c] - m);'") != std::string::npos);
+  CHECK(out.error().find("match from line 13, where line 15 is 'y[r * C + c] = std::exp(x[r * C + c] - m);'") !=
+        std::string::npos);
 }
 
 TEST_CASE("hunks out of file order fail, saying where the later hunk matched", "[diff]") {
@@ -157,17 +159,21 @@ TEST_CASE("hunks out of file order fail, saying where the later hunk matched", "
                            " #include <cmath>\n";
   auto out = apply_unified_diff(kParent, diff);
   REQUIRE(!out);
-  CHECK(out.error().find("hunk 2: line '#include \"kevolve_kernel.h\"' not found in the original after hunk 1 (it matches at line 2") == 0);
+  CHECK(out.error().find("hunk 2: line '#include \"kevolve_kernel.h\"' not found in the original after hunk 1 (it "
+                         "matches at line 2") == 0);
 }
 
 TEST_CASE("a diff that only adds lines at the end", "[diff]") {
-  const std::string added = "\n// Rows are independent; the outer loop can run in parallel.\nstatic_assert(sizeof(float) == 4, \"fp32\");\n";
+  const std::string added =
+      "\n// Rows are independent; the outer loop can run in parallel.\nstatic_assert(sizeof(float) == 4, \"fp32\");\n";
   // With context, with a zero-length range after the last line, and with neither context nor line number.
   for (const std::string diff :
        {"@@ -22,3 +22,6 @@\n   }\n   return 0;\n }\n+\n+// Rows are independent; the outer loop can run in parallel.\n"
         "+static_assert(sizeof(float) == 4, \"fp32\");\n",
-        "@@ -24,0 +25,3 @@\n+\n+// Rows are independent; the outer loop can run in parallel.\n+static_assert(sizeof(float) == 4, \"fp32\");\n",
-        "@@\n+\n+// Rows are independent; the outer loop can run in parallel.\n+static_assert(sizeof(float) == 4, \"fp32\");\n"}) {
+        "@@ -24,0 +25,3 @@\n+\n+// Rows are independent; the outer loop can run in "
+        "parallel.\n+static_assert(sizeof(float) == 4, \"fp32\");\n",
+        "@@\n+\n+// Rows are independent; the outer loop can run in parallel.\n+static_assert(sizeof(float) == 4, "
+        "\"fp32\");\n"}) {
     INFO(diff);
     auto out = apply_unified_diff(kParent, diff);
     REQUIRE(out);
@@ -175,7 +181,8 @@ TEST_CASE("a diff that only adds lines at the end", "[diff]") {
   }
 }
 
-TEST_CASE("trailing whitespace, blank context lines without their space, CRLF and the no-newline marker are tolerated", "[diff]") {
+TEST_CASE("trailing whitespace, blank context lines without their space, CRLF and the no-newline marker are tolerated",
+          "[diff]") {
   std::string parent = replaced(kParent, "  return 0;\n", "  return 0;   \n");  // trailing spaces in the parent
   const std::string diff =
       "--- a/kernel.cpp\r\n"

@@ -29,7 +29,8 @@ bool any_has(const Diagnosis& d, const char* what) {
 TEST_CASE("diagnoses name the failure class and what to do about it", "[diagnosis]") {
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/rmsnorm_fwd/problem.toml");
   REQUIRE(spec);
-  auto d = diagnose(scored(EvalStatus::compile_error, "compiler"), *spec, "candidate.cpp:3:10: error: 'omp_get_num_threads' was not declared in this scope");
+  auto d = diagnose(scored(EvalStatus::compile_error, "compiler"), *spec,
+                    "candidate.cpp:3:10: error: 'omp_get_num_threads' was not declared in this scope");
   CHECK(d.summary == "compile error");
   CHECK(any_has(d, "#include"));
   d = diagnose(scored(EvalStatus::incorrect, "unwritten"), *spec, "");
@@ -45,7 +46,8 @@ TEST_CASE("diagnoses name the failure class and what to do about it", "[diagnosi
   CHECK(any_has(d, "3.00x"));
 }
 
-TEST_CASE("on the GPU the diagnosis uses the GPU benchmark size and places the kernel against the measured bandwidth", "[diagnosis]") {
+TEST_CASE("on the GPU the diagnosis uses the GPU benchmark size and places the kernel against the measured bandwidth",
+          "[diagnosis]") {
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/rmsnorm_fwd/problem.toml");
   REQUIRE(spec);
   REQUIRE(!spec->bench_cuda.empty());

@@ -37,8 +37,10 @@ ProblemSpec problem(const std::string& rel) { return python::kernelbench_problem
 
 }  // namespace
 
-TEST_CASE("template kernels wrapped as ModelNew are proposed for problems of a template family, verified, and labelled kernels",
-          "[python][kernelbench]") {
+TEST_CASE(
+    "template kernels wrapped as ModelNew are proposed for problems of a template family, verified, and labelled "
+    "kernels",
+    "[python][kernelbench]") {
   if (no_torch_python()) return;
   static python::PythonBackend backend("cpu");
   struct Case {
@@ -50,7 +52,10 @@ TEST_CASE("template kernels wrapped as ModelNew are proposed for problems of a t
   // layer norm spelled out in torch ops with its own parameter names and a literal eps; GELU through nn.GELU.
   const std::vector<Case> cases = {
       {"problems/kernelbench-format/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
-      {"tests/fixtures/kernelbench/layernorm_by_hand.py", "layernorm_fwd", {"arg:0", "state:gain", "state:shift"}, {"value:1e-06"}},
+      {"tests/fixtures/kernelbench/layernorm_by_hand.py",
+       "layernorm_fwd",
+       {"arg:0", "state:gain", "state:shift"},
+       {"value:1e-06"}},
       {"tests/fixtures/kernelbench/gelu_small.py", "gelu", {"arg:0"}, {}},
   };
   for (auto& c : cases) {
@@ -66,8 +71,9 @@ TEST_CASE("template kernels wrapped as ModelNew are proposed for problems of a t
     CHECK(seed.params.at("impl") == "framework");
     CHECK(kernel.params.at("impl") == "kernel");
     CHECK(kernel.candidate.language == "python");
-    CHECK(kernel.candidate.source.find("class ModelNew(_KevolveBase)") != std::string::npos);  // the reference's state_dict
-    CHECK(kernel.candidate.source.find("class Model(") == std::string::npos);                 // never the reference itself
+    CHECK(kernel.candidate.source.find("class ModelNew(_KevolveBase)") !=
+          std::string::npos);                                                  // the reference's state_dict
+    CHECK(kernel.candidate.source.find("class Model(") == std::string::npos);  // never the reference itself
     CHECK(kernel.candidate.provenance.find(std::string("templates/cpu/") + c.family) != std::string::npos);
     const EvalResult r = backend.evaluate_source(spec, kernel.candidate, quick());
     INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
@@ -106,7 +112,8 @@ TEST_CASE("a wrongly matched family gives kernels that fail verification", "[pyt
   CHECK(r.reason == "mismatch");
 }
 
-TEST_CASE("a match that does not fit the family's kernel is refused when wrapping, naming what was expected", "[kernelbench]") {
+TEST_CASE("a match that does not fit the family's kernel is refused when wrapping, naming what was expected",
+          "[kernelbench]") {
   KernelWrap w;
   auto found = find_problem("layernorm_fwd", default_problem_roots());
   REQUIRE(found);
@@ -127,9 +134,10 @@ TEST_CASE("a match that does not fit the family's kernel is refused when wrappin
   w.match.inputs = {"arg:0", "state:ln.weight", "state:ln.bias"};
   r = wrap_kernel_as_model_new(w, "// kernel\n", "test");
   REQUIRE(r);
-  CHECK(r->find("_KV_INPUTS = [(\"arg\", 0, [\"T\", \"H\"]), (\"state\", \"ln.weight\", [\"H\"]), (\"state\", \"ln.bias\", [\"H\"])]") !=
-        std::string::npos);
-  CHECK(r->find("_KV_PARAMS = [(\"value\", 1.0000000000000001e-05)]") != std::string::npos);  // the core problem's default eps
+  CHECK(r->find("_KV_INPUTS = [(\"arg\", 0, [\"T\", \"H\"]), (\"state\", \"ln.weight\", [\"H\"]), (\"state\", "
+                "\"ln.bias\", [\"H\"])]") != std::string::npos);
+  CHECK(r->find("_KV_PARAMS = [(\"value\", 1.0000000000000001e-05)]") !=
+        std::string::npos);  // the core problem's default eps
 }
 
 namespace {
@@ -159,7 +167,8 @@ KernelBenchOperator softmax_operator() {
 
 }  // namespace
 
-TEST_CASE("the KernelBench operator explores both arms, labels every child by its arm, and never repeats one", "[kernelbench]") {
+TEST_CASE("the KernelBench operator explores both arms, labels every child by its arm, and never repeats one",
+          "[kernelbench]") {
   KernelBenchOperator op = softmax_operator();
   SearchGraph g;
   Rng rng(11);
@@ -180,7 +189,8 @@ TEST_CASE("the KernelBench operator explores both arms, labels every child by it
   std::map<std::string, int> arms;
   std::set<std::string> seen{SearchGraph::params_key(seed->params)};
   for (int i = 0; i < 40; ++i) {
-    const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng), b = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
+    const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng),
+                   b = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
     auto child = op.make(i % 3 == 0 ? Proposal{"crossover", {a, b}, 0} : Proposal{"mutate", {a}, 0}, g, rng);
     if (!child) continue;  // the rewrite space is small: a neighbourhood can run out
     const std::string impl = child->params.at("impl");

@@ -25,10 +25,10 @@ NodeRecord scored(uint64_t id, const std::string& cls, EvalStatus s, double fitn
 TEST_CASE("each device class keeps its own counts and best; failed builds belong to none", "[search]") {
   const std::string h100 = "cuda:sm_90 NVIDIA H100 80GB HBM3", h200 = "cuda:sm_90 NVIDIA H200";
   std::vector<NodeRecord> nodes{
-      scored(1, h200, EvalStatus::ok, 1.4, 0.20), scored(2, h100, EvalStatus::ok, 2.1, 0.31),
-      scored(3, h200, EvalStatus::ok, 1.9, 0.15), scored(4, h200, EvalStatus::incorrect, 0),
+      scored(1, h200, EvalStatus::ok, 1.4, 0.20),  scored(2, h100, EvalStatus::ok, 2.1, 0.31),
+      scored(3, h200, EvalStatus::ok, 1.9, 0.15),  scored(4, h200, EvalStatus::incorrect, 0),
       scored(5, "", EvalStatus::compile_error, 0),  // never reached a device
-      scored(6, h100, EvalStatus::ok, 2.1, 0.30),  // tie with node 2: the lower id stays best
+      scored(6, h100, EvalStatus::ok, 2.1, 0.30),   // tie with node 2: the lower id stays best
   };
   NodeRecord flying;
   flying.id = 7;

@@ -19,7 +19,10 @@ KernelTemplate synthetic() {
   t.source = "// a={{a}} b={{b}} v={{v}}\n";
   t.dir = "synthetic";
   ParamDef a{"a", {}, true, 0}, b{"b", {}, true, 0}, v{"v", {"plain", "fused"}, false, 0};
-  for (int i = 0; i < 10; ++i) { a.values.push_back(std::to_string(i)); b.values.push_back(std::to_string(i)); }
+  for (int i = 0; i < 10; ++i) {
+    a.values.push_back(std::to_string(i));
+    b.values.push_back(std::to_string(i));
+  }
   t.params = {a, b, v};
   t.constraints = {"a + b <= 16"};
   return t;
@@ -54,9 +57,15 @@ Run run(StrategyConfig sc, uint64_t seed, TerminationConfig tc, size_t batch = 3
   uint64_t next = 1, since_best = 0;
   double best = 0;
   for (int round = 0; round < 1000; ++round) {
-    if (auto why = should_stop(tc, r.graph, 0, static_cast<int64_t>(since_best))) { r.stop = *why; break; }
+    if (auto why = should_stop(tc, r.graph, 0, static_cast<int64_t>(since_best))) {
+      r.stop = *why;
+      break;
+    }
     auto props = (*strategy)->propose(r.graph, batch, rng);
-    if (props.empty()) { r.stop = "strategy finished"; break; }
+    if (props.empty()) {
+      r.stop = "strategy finished";
+      break;
+    }
     std::vector<uint64_t> made;
     for (auto& p : props) {
       auto child = op.make(p, r.graph, rng);
@@ -181,7 +190,10 @@ TEST_CASE("evolutionary search uses islands, crossover and migration", "[strateg
   int crossovers = 0, migrations = 0;
   for (auto& [id, n] : r.graph.nodes()) {
     islands.insert(n.island);
-    if (n.op == "crossover") { ++crossovers; CHECK(n.parents.size() == 2); }
+    if (n.op == "crossover") {
+      ++crossovers;
+      CHECK(n.parents.size() == 2);
+    }
     if (n.op == "migrate") {
       ++migrations;
       CHECK(r.graph.find(n.parents[0])->island != n.island);

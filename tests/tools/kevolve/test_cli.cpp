@@ -35,7 +35,8 @@ TEST_CASE("kevolve without a subcommand or with a bad one fails with usage", "[c
 }
 
 TEST_CASE("kevolve eval names an unknown problem and a bad spec", "[cli]") {
-  auto r = kevolve("eval --problems " + src + "/problems --problem nope --candidate " + src + "/problems/core/gelu/naive.cpp");
+  auto r = kevolve("eval --problems " + src + "/problems --problem nope --candidate " + src +
+                   "/problems/core/gelu/naive.cpp");
   CHECK(r.code == 2);
   CHECK(r.out.find("no problem named 'nope'") != std::string::npos);
   r = kevolve("eval --problem " + src + "/problems/core/gelu/problem.toml --candidate /no/such/file.cpp");
@@ -52,8 +53,8 @@ TEST_CASE("kevolve eval --json prints one object with the documented keys", "[cl
                    "/problems/core/softmax_rows/naive.cpp");
   INFO(r.out);
   CHECK(r.code == 0);
-  for (const char* key : {"\"status\":\"ok\"", "\"speedup\":", "\"max_abs_err\":", "\"reference_ms\":", "\"candidate_ms\":",
-                          "\"message\":", "\"reference_threads\":", "\"candidate_threads\":"})
+  for (const char* key : {"\"status\":\"ok\"", "\"speedup\":", "\"max_abs_err\":", "\"reference_ms\":",
+                          "\"candidate_ms\":", "\"message\":", "\"reference_threads\":", "\"candidate_threads\":"})
     CHECK(r.out.find(key) != std::string::npos);
   CHECK(r.out.front() == '{');
 }

@@ -82,12 +82,19 @@ Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candi
 
 int bench_engine(int64_t candidates, int in_flight, bool as_json) {
   auto spec = resolve_problem("gelu", {});
-  if (!spec) { std::cerr << "kevolve bench engine: " << spec.error() << "\n"; return 2; }
+  if (!spec) {
+    std::cerr << "kevolve bench engine: " << spec.error() << "\n";
+    return 2;
+  }
   char tmpl[] = "/tmp/kevolve-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) { std::cerr << "kevolve bench engine: cannot create a temporary folder\n"; return 1; }
+  if (!mkdtemp(tmpl)) {
+    std::cerr << "kevolve bench engine: cannot create a temporary folder\n";
+    return 1;
+  }
   const std::string dir = tmpl;
-  if (!as_json) std::cerr << "kevolve: " << candidates << " candidates through the actor pipeline with up to " << in_flight
-                          << " in flight (null backend, RocksDB store in " << dir << ")...\n";
+  if (!as_json)
+    std::cerr << "kevolve: " << candidates << " candidates through the actor pipeline with up to " << in_flight
+              << " in flight (null backend, RocksDB store in " << dir << ")...\n";
   const Measure small = measure(*spec, dir + "/small", candidates, 100);
   const Measure big = measure(*spec, dir + "/big", candidates, in_flight);
   // Resume: reopen the finished store and rebuild the graph and the strategy's state from it.
@@ -108,16 +115,22 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json) {
   const double resume_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::error_code ec;
   fs::remove_all(dir, ec);
-  const double per_flight = big.peak_in_flight > small.peak_in_flight
-                                ? 1024.0 * static_cast<double>((big.rss_peak_kb - big.rss_start_kb) - (small.rss_peak_kb - small.rss_start_kb)) /
-                                      static_cast<double>(big.peak_in_flight - small.peak_in_flight)
-                                : 0;
-  if (!big.ok || !small.ok) { std::cerr << "kevolve bench engine: a run failed\n"; return 1; }
+  const double per_flight =
+      big.peak_in_flight > small.peak_in_flight
+          ? 1024.0 *
+                static_cast<double>((big.rss_peak_kb - big.rss_start_kb) - (small.rss_peak_kb - small.rss_start_kb)) /
+                static_cast<double>(big.peak_in_flight - small.peak_in_flight)
+          : 0;
+  if (!big.ok || !small.ok) {
+    std::cerr << "kevolve bench engine: a run failed\n";
+    return 1;
+  }
   if (as_json) {
     std::cout << "{\"candidates\":" << big.evaluated << ",\"seconds\":" << json::number(big.seconds)
               << ",\"candidates_per_s\":" << json::number(big.rate) << ",\"peak_in_flight\":" << big.peak_in_flight
-              << ",\"bytes_per_in_flight\":" << json::number(per_flight) << ",\"small_run_candidates_per_s\":" << json::number(small.rate)
-              << ",\"resume_nodes\":" << loaded << ",\"resume_s\":" << json::number(resume_s) << "}\n";
+              << ",\"bytes_per_in_flight\":" << json::number(per_flight)
+              << ",\"small_run_candidates_per_s\":" << json::number(small.rate) << ",\"resume_nodes\":" << loaded
+              << ",\"resume_s\":" << json::number(resume_s) << "}\n";
   } else {
     std::printf("candidates/s:            %.0f (%lld candidates in %.2f s, up to %d in flight)\n", big.rate,
                 static_cast<long long>(big.evaluated), big.seconds, in_flight);
@@ -135,12 +148,17 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json) {
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto* bench = app.add_subcommand("bench", "Benchmarks of kevolve itself");
   bench->require_subcommand(1);
-  auto* engine = bench->add_subcommand("engine", "Candidates/s, in-flight capacity and memory of the actor engine (null backend)");
+  auto* engine =
+      bench->add_subcommand("engine", "Candidates/s, in-flight capacity and memory of the actor engine (null backend)");
   auto candidates = std::make_shared<int64_t>(100000);
   auto in_flight = std::make_shared<int>(10000);
   auto as_json = std::make_shared<bool>(false);
-  engine->add_option("--candidates", *candidates, "Candidates to push through")->capture_default_str()->check(CLI::Range(int64_t(100), int64_t(100000000)));
-  engine->add_option("--in-flight", *in_flight, "Candidates in flight at most")->capture_default_str()->check(CLI::Range(101, 10000000));
+  engine->add_option("--candidates", *candidates, "Candidates to push through")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(100), int64_t(100000000)));
+  engine->add_option("--in-flight", *in_flight, "Candidates in flight at most")
+      ->capture_default_str()
+      ->check(CLI::Range(101, 10000000));
   engine->add_flag("--json", *as_json, "Print one JSON object");
   engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json); });
   add_directed_bench(*bench, exit_code);

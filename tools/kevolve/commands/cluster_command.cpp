@@ -29,15 +29,22 @@ void on_stop(int) { g_stop = true; }
 
 int node(const std::string& config, const std::string& out, const std::string& store) {
   auto cfg = load_run_config(config);
-  if (!cfg) { std::cerr << "kevolve node: " << cfg.error() << "\n"; return 2; }
+  if (!cfg) {
+    std::cerr << "kevolve node: " << cfg.error() << "\n";
+    return 2;
+  }
   const auto listen = parse_host_port(cfg->cluster.listen, true);  // validated by the config loader
   ClusterOptions c;
   c.host = listen->first;
   c.port = listen->second;
   auto secret = cluster::secret_from_env(cfg->cluster.secret_env);
-  if (!secret) { std::cerr << "kevolve node: " << config << ": " << secret.error() << "\n"; return 2; }
+  if (!secret) {
+    std::cerr << "kevolve node: " << config << ": " << secret.error() << "\n";
+    return 2;
+  }
   if (secret->size() < 16) {
-    std::cerr << "kevolve node: " << config << ": the shared secret in " << cfg->cluster.secret_env << " is shorter than 16 characters\n";
+    std::cerr << "kevolve node: " << config << ": the shared secret in " << cfg->cluster.secret_env
+              << " is shorter than 16 characters\n";
     return 2;
   }
   c.secret = *secret;
@@ -47,7 +54,10 @@ int node(const std::string& config, const std::string& out, const std::string& s
   c.stay = cfg->cluster.stay;
   for (auto& path : cfg->cluster.searches) {
     auto p = prepare_search(path, store);
-    if (!p) { std::cerr << "kevolve node: " << config << ": cluster.searches: " << p.error() << "\n"; return 2; }
+    if (!p) {
+      std::cerr << "kevolve node: " << config << ": cluster.searches: " << p.error() << "\n";
+      return 2;
+    }
     c.more.push_back(std::move(*p));
   }
   c.prepare = [store](const std::string& path) { return prepare_search(path, store); };
@@ -59,8 +69,8 @@ int node(const std::string& config, const std::string& out, const std::string& s
     write_search_report(rc, spec, is_first && !out.empty() ? out : root + "/" + rc.search_id);
   };
   c.on_listening = [host = c.host](uint16_t port) {
-    std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join " << host << ":" << port
-              << "; console: kevolve-console " << host << ":" << port << ")\n";
+    std::cerr << "kevolve node: listening on " << host << ":" << port << " (evaluators: kevolve evaluator --join "
+              << host << ":" << port << "; console: kevolve-console " << host << ":" << port << ")\n";
   };
   return run_config(config, out, store, &c);
 }
@@ -68,18 +78,25 @@ int node(const std::string& config, const std::string& out, const std::string& s
 }  // namespace
 
 void add_cluster_commands(CLI::App& app, int& exit_code) {
-  auto* n = app.add_subcommand("node", "Run a search as a cluster coordinator: evaluators join over the network, consoles query it");
+  auto* n = app.add_subcommand(
+      "node", "Run a search as a cluster coordinator: evaluators join over the network, consoles query it");
   auto config = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto store = std::make_shared<std::string>();
-  n->add_option("--config", *config, "Search config with a [cluster] section (listen, secret_env, eval_timeout, heartbeat)")
+  n->add_option("--config", *config,
+                "Search config with a [cluster] section (listen, secret_env, eval_timeout, heartbeat)")
       ->required()
       ->check(CLI::ExistingFile);
-  n->add_option("--out", *out, "Report folder of the config's search (default: kevolve-out/<search id>); further searches write theirs beside it, named by search id");
+  n->add_option("--out", *out,
+                "Report folder of the config's search (default: kevolve-out/<search id>); further searches write "
+                "theirs beside it, named by search id");
   n->add_option("--store", *store, "Store folder (overrides [store] path)");
-  n->footer("Only a gatekeeper is published; peers prove the shared secret (HMAC-SHA256 challenge) before they get any other handle. "
-            "Killed, the same command resumes the search from its store and evaluators reconnect by themselves. The search waits "
-            "while no evaluator is attached.");
+  n->footer(
+      "Only a gatekeeper is published; peers prove the shared secret (HMAC-SHA256 challenge) before they get any other "
+      "handle. "
+      "Killed, the same command resumes the search from its store and evaluators reconnect by themselves. The search "
+      "waits "
+      "while no evaluator is attached.");
   n->callback([=, &exit_code] { exit_code = node(*config, *out, *store); });
 
   auto* e = app.add_subcommand("evaluator", "Join a coordinator's search with this machine's devices");
@@ -87,25 +104,46 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<cluster::EvaluatorOptions>();
   auto secret_env = std::make_shared<std::string>("KEVOLVE_CLUSTER_SECRET");
   e->add_option("--join", *join, "The coordinator, HOST:PORT")->required();
-  e->add_option("--backend", o->backend, "cpu | cuda | python | python-cuda (KernelBench-format problems) | null (synthetic results, for tests and benchmarks)")
+  e->add_option("--backend", o->backend,
+                "cpu | cuda | python | python-cuda (KernelBench-format problems) | null (synthetic results, for tests "
+                "and benchmarks)")
       ->check(CLI::IsMember(backend_name_list()))
       ->capture_default_str();
-  e->add_option("--devices", o->devices, "Devices to offer (each evaluates one candidate at a time)")->check(CLI::Range(1, 1024))->capture_default_str();
-  e->add_option("--secret-env", *secret_env, "Environment variable that holds the shared secret")->capture_default_str();
-  e->add_option("--null-delay-ms", o->null_delay_ms, "null backend: simulated evaluation time")->check(CLI::Range(0.0, 1e6));
-  e->add_option("--null-ledger", o->null_ledger, "null backend: append \"search node\" per finished evaluation to this file");
-  e->add_option("--heartbeat", o->heartbeat_s, "Seconds between connection heartbeats (a cut is noticed after 5 missed)")->capture_default_str();
-  e->add_option("--tls-cert", o->tls_cert, "TLS: this evaluator's certificate (PEM), signed by the CA the node trusts")->check(CLI::ExistingFile);
+  e->add_option("--devices", o->devices, "Devices to offer (each evaluates one candidate at a time)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  e->add_option("--secret-env", *secret_env, "Environment variable that holds the shared secret")
+      ->capture_default_str();
+  e->add_option("--null-delay-ms", o->null_delay_ms, "null backend: simulated evaluation time")
+      ->check(CLI::Range(0.0, 1e6));
+  e->add_option("--null-ledger", o->null_ledger,
+                "null backend: append \"search node\" per finished evaluation to this file");
+  e->add_option("--heartbeat", o->heartbeat_s,
+                "Seconds between connection heartbeats (a cut is noticed after 5 missed)")
+      ->capture_default_str();
+  e->add_option("--tls-cert", o->tls_cert, "TLS: this evaluator's certificate (PEM), signed by the CA the node trusts")
+      ->check(CLI::ExistingFile);
   e->add_option("--tls-key", o->tls_key, "TLS: its private key (PEM)")->check(CLI::ExistingFile);
   e->add_option("--tls-ca", o->tls_ca, "TLS: the CA file that signed the node's certificate")->check(CLI::ExistingFile);
-  e->footer("Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; a wrong secret ends it (exit 3).");
+  e->footer(
+      "Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; a wrong secret ends it (exit "
+      "3).");
   e->callback([=, &exit_code] {
     auto addr = parse_host_port(*join);
-    if (!addr) { std::cerr << "kevolve evaluator: --join " << addr.error() << "\n"; exit_code = 2; return; }
+    if (!addr) {
+      std::cerr << "kevolve evaluator: --join " << addr.error() << "\n";
+      exit_code = 2;
+      return;
+    }
     auto secret = cluster::secret_from_env(*secret_env);
-    if (!secret) { std::cerr << "kevolve evaluator: " << secret.error() << "\n"; exit_code = 2; return; }
+    if (!secret) {
+      std::cerr << "kevolve evaluator: " << secret.error() << "\n";
+      exit_code = 2;
+      return;
+    }
     if (TlsFiles{o->tls_cert, o->tls_key, o->tls_ca}.partial()) {
-      std::cerr << "kevolve evaluator: TLS needs --tls-cert, --tls-key and --tls-ca together (without a CA the node is not authenticated)\n";
+      std::cerr << "kevolve evaluator: TLS needs --tls-cert, --tls-key and --tls-ca together (without a CA the node is "
+                   "not authenticated)\n";
       exit_code = 2;
       return;
     }

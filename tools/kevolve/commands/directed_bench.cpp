@@ -74,8 +74,8 @@ std::map<std::string, Measured> measure_space(const ProblemSpec& spec, const Ker
 }
 
 // A greedy search replayed over measured results; returns evaluations until `goal` was reached (0 = not).
-int64_t replay(const KernelTemplate& t, const ProblemSpec& spec, bool directed, const std::map<std::string, Measured>& table,
-               uint64_t seed, int64_t budget, double goal) {
+int64_t replay(const KernelTemplate& t, const ProblemSpec& spec, bool directed,
+               const std::map<std::string, Measured>& table, uint64_t seed, int64_t budget, double goal) {
   StrategyConfig sc;
   sc.max_children = 4;
   GreedyStrategy strategy(sc);
@@ -122,14 +122,23 @@ int64_t replay(const KernelTemplate& t, const ProblemSpec& spec, bool directed, 
 int run(const std::vector<std::string>& problems, int seeds, int64_t budget, const std::string& dir, double min_time) {
   fs::create_directories(dir);
   const std::string hw_target = detect_cpu_target();
-  std::printf("| problem | space | best measured | blind: evaluations to 95%% of best (per seed) | directed: same | blind mean | directed mean |\n");
+  std::printf(
+      "| problem | space | best measured | blind: evaluations to 95%% of best (per seed) | directed: same | blind mean "
+      "| directed mean |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (auto& name : problems) {
     auto spec = resolve_problem(name, {});
-    if (!spec) { std::cerr << "kevolve bench directed: " << spec.error() << "\n"; return 2; }
+    if (!spec) {
+      std::cerr << "kevolve bench directed: " << spec.error() << "\n";
+      return 2;
+    }
     auto t = find_template("cpu", spec->name, default_knowledge_roots());
-    if (!t) { std::cerr << "kevolve bench directed: " << t.error() << "\n"; return 2; }
-    if (auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), hw_target)) t->hardware = hw->numbers;
+    if (!t) {
+      std::cerr << "kevolve bench directed: " << t.error() << "\n";
+      return 2;
+    }
+    if (auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), hw_target))
+      t->hardware = hw->numbers;
     EvalOptions opt;
     opt.min_time_s = min_time;
     opt.min_reps = 10;
@@ -145,8 +154,8 @@ int run(const std::vector<std::string>& problems, int seeds, int64_t budget, con
         cols[mode] += (cols[mode].empty() ? "" : " ") + (e ? std::to_string(e) : ">" + std::to_string(budget));
         mean[mode] += static_cast<double>(e ? e : budget + 1) / seeds;
       }
-    std::printf("| %s | %zu | %.2fx | %s | %s | %.1f | %.1f |\n", spec->name.c_str(), table.size(), best, cols[0].c_str(),
-                cols[1].c_str(), mean[0], mean[1]);
+    std::printf("| %s | %zu | %.2fx | %s | %s | %.1f | %.1f |\n", spec->name.c_str(), table.size(), best,
+                cols[0].c_str(), cols[1].c_str(), mean[0], mean[1]);
   }
   std::printf("\n(\">N\": not reached within the budget of N evaluations; counted as N+1 in the mean)\n");
   return 0;
@@ -155,15 +164,19 @@ int run(const std::vector<std::string>& problems, int seeds, int64_t budget, con
 }  // namespace
 
 void add_directed_bench(CLI::App& bench, int& exit_code) {
-  auto* cmd = bench.add_subcommand("directed", "Directed (diagnosis-following) vs blind template mutation, in evaluations to the best kernel");
-  auto problems = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"gelu", "softmax_rows", "map_id"});
+  auto* cmd = bench.add_subcommand(
+      "directed", "Directed (diagnosis-following) vs blind template mutation, in evaluations to the best kernel");
+  auto problems =
+      std::make_shared<std::vector<std::string>>(std::vector<std::string>{"gelu", "softmax_rows", "map_id"});
   auto seeds = std::make_shared<int>(5);
   auto budget = std::make_shared<int64_t>(60);
   auto dir = std::make_shared<std::string>("kevolve-out/directed-bench");
   auto min_time = std::make_shared<double>(0.05);
   cmd->add_option("--problems", *problems, "Core problems (each needs a CPU template)")->capture_default_str();
   cmd->add_option("--seeds", *seeds, "Searches per mode and problem")->capture_default_str()->check(CLI::Range(1, 100));
-  cmd->add_option("--evaluations", *budget, "Evaluation budget of each search")->capture_default_str()->check(CLI::Range(int64_t(2), int64_t(100000)));
+  cmd->add_option("--evaluations", *budget, "Evaluation budget of each search")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(2), int64_t(100000)));
   cmd->add_option("--dir", *dir, "Where the measured tables are kept (re-used by later runs)")->capture_default_str();
   cmd->add_option("--min-time", *min_time, "Seconds of timing per side when measuring a kernel")->capture_default_str();
   cmd->callback([=, &exit_code] { exit_code = run(*problems, *seeds, *budget, *dir, *min_time); });

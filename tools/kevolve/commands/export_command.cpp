@@ -35,13 +35,16 @@ std::string locate(const ExportArgs& a, std::string& problem, ExportRequest& r) 
   if (fs::is_directory(src)) {  // a report folder: best/kernel.{cpp,cu} and report.json
     const bool cu = fs::exists(src / "best" / "kernel.cu");
     const fs::path k = src / "best" / (cu ? "kernel.cu" : "kernel.cpp");
-    if (!fs::exists(k)) return a.source + ": no best/kernel.cpp or best/kernel.cu (expected a report folder written by kevolve run)";
+    if (!fs::exists(k))
+      return a.source + ": no best/kernel.cpp or best/kernel.cu (expected a report folder written by kevolve run)";
     r.source = read_text(k);
     r.backend = cu ? "cuda" : "cpu";
     const std::string js = read_text(src / "report.json");
     std::smatch m;
     if (problem.empty() && std::regex_search(js, m, std::regex(R"rx("problem":"([^"]+)")rx"))) problem = m[1];
-    std::string speed = std::regex_search(js, m, std::regex(R"rx("speedup":([0-9.eE+-]+))rx")) ? std::string(m[1]) + "x over PyTorch" : "";
+    std::string speed = std::regex_search(js, m, std::regex(R"rx("speedup":([0-9.eE+-]+))rx"))
+                            ? std::string(m[1]) + "x over PyTorch"
+                            : "";
     r.provenance = "best kernel of " + a.source + (speed.empty() ? "" : ", " + speed);
     return problem.empty() ? a.source + "/report.json names no problem: pass --problem" : "";
   }
@@ -62,7 +65,8 @@ std::string locate(const ExportArgs& a, std::string& problem, ExportRequest& r) 
     if (problem.empty()) problem = cfg->problem;
     char f[64];
     std::snprintf(f, sizeof f, "%.2fx", best->fitness);
-    r.provenance = "search " + cfg->search_id + ", node " + std::to_string(best->id) + ", " + f + " over PyTorch during the search";
+    r.provenance = "search " + cfg->search_id + ", node " + std::to_string(best->id) + ", " + f +
+                   " over PyTorch during the search";
     return "";
   }
   if (!fs::is_regular_file(src)) return a.source + ": not a report folder, a search config (.toml) or a kernel file";
@@ -82,17 +86,25 @@ int run_export(const ExportArgs& a) {
   }
   if (!a.backend.empty()) r.backend = a.backend;
   auto spec = resolve_problem(problem, a.roots);
-  if (!spec) { std::cerr << "kevolve export: " << spec.error() << "\n"; return 2; }
+  if (!spec) {
+    std::cerr << "kevolve export: " << spec.error() << "\n";
+    return 2;
+  }
   r.spec = *spec;
   r.format = a.format;
   r.out_dir = a.out.empty() ? "kevolve-export/" + spec->name + "-" + a.format : a.out;
   r.kernel_header = kernel_abi_header();
   auto made = export_kernel(r);
-  if (!made) { std::cerr << "kevolve export: " << made.error() << "\n"; return 2; }
-  std::cout << "exported " << spec->name << " (" << r.backend << ", " << r.provenance << ") as " << a.format << " to " << r.out_dir << ":\n";
+  if (!made) {
+    std::cerr << "kevolve export: " << made.error() << "\n";
+    return 2;
+  }
+  std::cout << "exported " << spec->name << " (" << r.backend << ", " << r.provenance << ") as " << a.format << " to "
+            << r.out_dir << ":\n";
   for (auto& f : *made) std::cout << "  " << f << "\n";
   if (a.format == "torch-extension")
-    std::cout << "build: cd " << r.out_dir << " && pip install .   (or python3 setup.py build_ext --inplace); then import " << spec->name
+    std::cout << "build: cd " << r.out_dir
+              << " && pip install .   (or python3 setup.py build_ext --inplace); then import " << spec->name
               << "_kevolve\n";
   return 0;
 }
@@ -101,16 +113,23 @@ int run_export(const ExportArgs& a) {
 
 void add_export_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ExportArgs>();
-  auto* cmd = app.add_subcommand("export", "Write a found kernel as a PyTorch extension, standalone source, or KernelBench ModelNew");
-  cmd->add_option("source", a->source, "A search config (its best kernel), a report folder (kevolve-out/ID), or a kernel file")->required();
-  cmd->add_option("--format", a->format, "torch-extension (setup.py + CMakeLists.txt), cuda-source (kernel + launcher + header), "
-                                         "kernelbench (a ModelNew file)")
+  auto* cmd = app.add_subcommand(
+      "export", "Write a found kernel as a PyTorch extension, standalone source, or KernelBench ModelNew");
+  cmd->add_option("source", a->source,
+                  "A search config (its best kernel), a report folder (kevolve-out/ID), or a kernel file")
+      ->required();
+  cmd->add_option("--format", a->format,
+                  "torch-extension (setup.py + CMakeLists.txt), cuda-source (kernel + launcher + header), "
+                  "kernelbench (a ModelNew file)")
       ->check(CLI::IsMember({"torch-extension", "cuda-source", "kernelbench"}));
-  cmd->add_option("--out", a->out, "Folder to write (must not exist or be empty; default kevolve-export/PROBLEM-FORMAT)");
+  cmd->add_option("--out", a->out,
+                  "Folder to write (must not exist or be empty; default kevolve-export/PROBLEM-FORMAT)");
   cmd->add_option("--problem", a->problem, "The problem (name, folder or problem.toml); needed for a kernel file");
-  cmd->add_option("--backend", a->backend, "cpu or cuda (default: the search's, or the file's extension)")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--backend", a->backend, "cpu or cuda (default: the search's, or the file's extension)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--problems", a->roots, "Problem folders to search");
-  cmd->footer("Exit status: 0 when written, 2 when the source, problem or format cannot be exported (the message says why).");
+  cmd->footer(
+      "Exit status: 0 when written, 2 when the source, problem or format cannot be exported (the message says why).");
   cmd->callback([a, &exit_code] { exit_code = run_export(*a); });
 }
 

@@ -8,28 +8,46 @@
 namespace kevolve::cli {
 
 void add_inspect_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("inspect", "Show one node of a stored search: its record and artifacts (prompt, reply, source, report...)");
+  auto* cmd = app.add_subcommand(
+      "inspect", "Show one node of a stored search: its record and artifacts (prompt, reply, source, report...)");
   auto config = std::make_shared<std::string>();
   auto id = std::make_shared<uint64_t>(0);
   auto artifact = std::make_shared<std::string>();
   auto store_path = std::make_shared<std::string>();
   cmd->add_option("config", *config, "The search's config")->required()->check(CLI::ExistingFile);
   cmd->add_option("node", *id, "Node id")->required();
-  cmd->add_option("--artifact", *artifact, "Print only this artifact (source, prompt, reply, report, diagnosis, compile_log, runner_log)");
+  cmd->add_option("--artifact", *artifact,
+                  "Print only this artifact (source, prompt, reply, report, diagnosis, compile_log, runner_log)");
   cmd->add_option("--store", *store_path, "Store folder (overrides [store] path)");
   cmd->callback([=, &exit_code] {
     auto cfg = load_run_config(*config);
-    if (!cfg) { std::cerr << "kevolve inspect: " << cfg.error() << "\n"; exit_code = 2; return; }
+    if (!cfg) {
+      std::cerr << "kevolve inspect: " << cfg.error() << "\n";
+      exit_code = 2;
+      return;
+    }
     auto store = Store::open(store_path->empty() ? cfg->store : *store_path, true);
-    if (!store) { std::cerr << "kevolve inspect: " << store.error() << "\n"; exit_code = 2; return; }
+    if (!store) {
+      std::cerr << "kevolve inspect: " << store.error() << "\n";
+      exit_code = 2;
+      return;
+    }
     const NodeRecord* n = nullptr;
     auto nodes = (*store)->nodes(cfg->search_id);
     for (auto& x : nodes)
       if (x.id == *id) n = &x;
-    if (!n) { std::cerr << "kevolve inspect: search '" << cfg->search_id << "' has no node " << *id << "\n"; exit_code = 2; return; }
+    if (!n) {
+      std::cerr << "kevolve inspect: search '" << cfg->search_id << "' has no node " << *id << "\n";
+      exit_code = 2;
+      return;
+    }
     if (!artifact->empty()) {
       auto a = (*store)->artifact(cfg->search_id, *id, *artifact);
-      if (!a) { std::cerr << "kevolve inspect: " << a.error() << "\n"; exit_code = 2; return; }
+      if (!a) {
+        std::cerr << "kevolve inspect: " << a.error() << "\n";
+        exit_code = 2;
+        return;
+      }
       std::cout << *a;
       exit_code = 0;
       return;
@@ -42,8 +60,10 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
     std::cout << "params:";
     for (auto& [k, v] : n->params) std::cout << " " << k << "=" << v;
     std::cout << "\n";
-    for (const char* kind : {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "profile", "runner_log"})
-      if (auto a = (*store)->artifact(cfg->search_id, *id, kind)) std::cout << "\n===== " << kind << " =====\n" << *a << "\n";
+    for (const char* kind :
+         {"prompt", "reply", "source", "report", "diagnosis", "compile_log", "profile", "runner_log"})
+      if (auto a = (*store)->artifact(cfg->search_id, *id, kind))
+        std::cout << "\n===== " << kind << " =====\n" << *a << "\n";
     exit_code = 0;
   });
 }

@@ -45,7 +45,10 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (auto err = llm::probe(*url, 10); !err.empty()) return R::failure("llm.endpoint: " + err);
   std::string root;
   for (auto& r : default_knowledge_roots())
-    if (std::filesystem::is_directory(r + "/prompts")) { root = r; break; }
+    if (std::filesystem::is_directory(r + "/prompts")) {
+      root = r;
+      break;
+    }
   if (root.empty()) return R::failure("cannot find the knowledge folder (prompts/) — set KEVOLVE_KNOWLEDGE");
   auto prompts = PromptTemplates::load(root);
   if (!prompts) return R::failure(prompts.error());
@@ -53,14 +56,18 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!kb) return R::failure(kb.error());
   auto hw = load_hardware(root, c.hardware);
   if (!hw) return R::failure("search.hardware: " + hw.error());
-  auto op = std::make_shared<LlmOperator>(*client, *prompts, spec, spec.description + " (PyTorch reference: " + spec.reference + ")",
-                                         c.hardware, hw->text, *kb, c.llm_concurrency, c.backend);
+  auto op = std::make_shared<LlmOperator>(*client, *prompts, spec,
+                                          spec.description + " (PyTorch reference: " + spec.reference + ")", c.hardware,
+                                          hw->text, *kb, c.llm_concurrency, c.backend);
   if (!c.llm_kernel_language.empty()) {
     if (!op->kernelbench())
-      return R::failure("llm.kernel_language: applies to KernelBench-format (.py) problems; " + spec.name + " is a core problem, whose "
-                        "kernels are written for the " + c.backend + " backend's ABI");
+      return R::failure("llm.kernel_language: applies to KernelBench-format (.py) problems; " + spec.name +
+                        " is a core problem, whose "
+                        "kernels are written for the " +
+                        c.backend + " backend's ABI");
     if (c.backend == "python" && c.llm_kernel_language != "cpp")
-      return R::failure("llm.kernel_language: '" + c.llm_kernel_language + "' needs the GPU (backend = \"cuda\"); on the CPU ModelNew's "
+      return R::failure("llm.kernel_language: '" + c.llm_kernel_language +
+                        "' needs the GPU (backend = \"cuda\"); on the CPU ModelNew's "
                         "kernels are C++ (cpp)");
     op->set_kernel_language(c.llm_kernel_language);
   }
@@ -96,19 +103,26 @@ EvalOptions retime_options(const RunConfig& c) {
 
 int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) {
   const int retime = backend_traits(c.backend).evaluates ? c.retime_top : 0;
-  if (retime > 0) std::cerr << "kevolve: re-timing the best " << retime << " candidates and writing the report to " << out << "\n";
-  else std::cerr << "kevolve: writing the report to " << out << "\n";
+  if (retime > 0)
+    std::cerr << "kevolve: re-timing the best " << retime << " candidates and writing the report to " << out << "\n";
+  else
+    std::cerr << "kevolve: writing the report to " << out << "\n";
   auto r = write_report({c.store, c.search_id, out, spec, c.backend, retime, retime_options(c)});
-  if (!r) { std::cerr << "kevolve: report: " << r.error() << "\n"; return 1; }
-  std::cout << "search " << c.search_id << ": " << r->evaluated << " evaluated, " << r->correct << " correct, " << r->failed
-            << " failed\n";
+  if (!r) {
+    std::cerr << "kevolve: report: " << r.error() << "\n";
+    return 1;
+  }
+  std::cout << "search " << c.search_id << ": " << r->evaluated << " evaluated, " << r->correct << " correct, "
+            << r->failed << " failed\n";
   if (r->best_node && !backend_traits(c.backend).evaluates)
-    std::cout << "best: node " << r->best_node << ", synthetic fitness " << r->best_speedup << " (null backend: nothing was run)\n";
+    std::cout << "best: node " << r->best_node << ", synthetic fitness " << r->best_speedup
+              << " (null backend: nothing was run)\n";
   else if (r->best_node && retime > 0)
-    std::cout << "best: node " << r->best_node << ", " << r->best_speedup << "x over libtorch (re-timed; " << r->search_speedup
-              << "x during the search)\n";
+    std::cout << "best: node " << r->best_node << ", " << r->best_speedup << "x over libtorch (re-timed; "
+              << r->search_speedup << "x during the search)\n";
   else if (r->best_node)
-    std::cout << "best: node " << r->best_node << ", " << r->search_speedup << "x over libtorch (as measured during the search; "
+    std::cout << "best: node " << r->best_node << ", " << r->search_speedup
+              << "x over libtorch (as measured during the search; "
               << "retime_top = 0)\n";
   else
     std::cout << "no correct kernel was found\n";
@@ -131,9 +145,10 @@ Expected<PreparedSearch> prepare_search(const std::string& config_path, const st
   if (spec->reference == "python" && (c.backend == "cpu" || c.backend == "cuda")) {  // a KernelBench-format problem
     c.backend = backend_traits(kernelbench_backend(*parse_backend(c.backend))).name;
     if (!c.template_name.empty() && c.template_name != "rewrite")
-      return R::failure(config_path + ": search.template: '" + c.template_name +
-                        "' (for a KernelBench-format problem: \"rewrite\" for framework rewrites only, or unset for rewrites and "
-                        "template kernels)");
+      return R::failure(
+          config_path + ": search.template: '" + c.template_name +
+          "' (for a KernelBench-format problem: \"rewrite\" for framework rewrites only, or unset for rewrites and "
+          "template kernels)");
   }
   std::shared_ptr<Operator> op;
   if (c.op == "null") {
@@ -169,9 +184,13 @@ Expected<PreparedSearch> prepare_search(const std::string& config_path, const st
 
 namespace {
 
-int run(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
+int run(const std::string& config_path, std::string out, const std::string& store_override,
+        const ClusterOptions* cluster) {
   auto prepared = prepare_search(config_path, store_override);
-  if (!prepared) { std::cerr << "kevolve run: " << prepared.error() << "\n"; return 2; }
+  if (!prepared) {
+    std::cerr << "kevolve run: " << prepared.error() << "\n";
+    return 2;
+  }
   const RunConfig c = prepared->config;
   const ProblemSpec* spec = &prepared->spec;
   std::shared_ptr<Operator> op = prepared->op;
@@ -190,7 +209,8 @@ int run(const std::string& config_path, std::string out, const std::string& stor
     if (!tty && now - last_print < std::chrono::seconds(5) && !s.finished) return;
     last_print = now;
     char line[256];
-    std::snprintf(line, sizeof line, "%s: evaluated %lld (correct %lld, failed %lld) | in flight %lld | best %.3fx (node %llu) | %.2f/s",
+    std::snprintf(line, sizeof line,
+                  "%s: evaluated %lld (correct %lld, failed %lld) | in flight %lld | best %.3fx (node %llu) | %.2f/s",
                   s.search.c_str(), static_cast<long long>(s.evaluated), static_cast<long long>(s.correct),
                   static_cast<long long>(s.failed), static_cast<long long>(s.in_flight), s.best_fitness,
                   static_cast<unsigned long long>(s.best_node), s.rate);
@@ -201,20 +221,27 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   auto status = run_search(c, *spec, op, eo);
   if (auto* l = dynamic_cast<LlmOperator*>(op.get())) {
     const auto u = l->usage();
-    std::cerr << (tty ? "\n" : "") << "kevolve: LLM " << c.llm.model << ": " << u.requests << " requests (" << u.failures
-              << " failed), " << u.input_tokens << " input + " << u.output_tokens << " output tokens, cost " << u.cost << "\n";
+    std::cerr << (tty ? "\n" : "") << "kevolve: LLM " << c.llm.model << ": " << u.requests << " requests ("
+              << u.failures << " failed), " << u.input_tokens << " input + " << u.output_tokens
+              << " output tokens, cost " << u.cost << "\n";
   }
   if (tty) std::cerr << "\n";
-  if (!status) { std::cerr << "kevolve run: " << status.error() << "\n"; return g_interrupted ? 130 : 1; }
+  if (!status) {
+    std::cerr << "kevolve run: " << status.error() << "\n";
+    return g_interrupted ? 130 : 1;
+  }
   std::cerr << "kevolve: finished: " << status->stop_reason << "\n";
   return report(c, *spec, out);
 }
 
 }  // namespace
 
-int write_search_report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) { return report(c, spec, out); }
+int write_search_report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) {
+  return report(c, spec, out);
+}
 
-int run_config(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster) {
+int run_config(const std::string& config_path, std::string out, const std::string& store_override,
+               const ClusterOptions* cluster) {
   return run(config_path, std::move(out), store_override, cluster);
 }
 
@@ -223,12 +250,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto config = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto store = std::make_shared<std::string>();
-  cmd->add_option("config", *config, "Search config (see configs/quickstart.toml)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("config", *config, "Search config (see configs/quickstart.toml)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
   cmd->add_option("--store", *store, "Store folder (overrides [store] path)");
-  cmd->footer("Interrupted or killed, the same command resumes the search from its store: scored candidates are kept, "
-              "candidates in flight are evaluated again. `kill -USR1 <pid>` takes a store checkpoint now "
-              "(into <store>.checkpoints/; the two newest are kept).");
+  cmd->footer(
+      "Interrupted or killed, the same command resumes the search from its store: scored candidates are kept, "
+      "candidates in flight are evaluated again. `kill -USR1 <pid>` takes a store checkpoint now "
+      "(into <store>.checkpoints/; the two newest are kept).");
   cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store, nullptr); });
 }
 
@@ -242,11 +272,19 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--store", *store, "Store folder (overrides [store] path)");
   cmd->callback([=, &exit_code] {
     auto cfg = load_run_config(*config);
-    if (!cfg) { std::cerr << "kevolve report: " << cfg.error() << "\n"; exit_code = 2; return; }
+    if (!cfg) {
+      std::cerr << "kevolve report: " << cfg.error() << "\n";
+      exit_code = 2;
+      return;
+    }
     RunConfig c = *cfg;
     if (!store->empty()) c.store = *store;
     auto spec = resolve_problem(c.problem, {});
-    if (!spec) { std::cerr << "kevolve report: " << spec.error() << "\n"; exit_code = 2; return; }
+    if (!spec) {
+      std::cerr << "kevolve report: " << spec.error() << "\n";
+      exit_code = 2;
+      return;
+    }
     exit_code = report(c, *spec, out->empty() ? "kevolve-out/" + c.search_id : *out);
   });
 }

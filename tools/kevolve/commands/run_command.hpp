@@ -21,7 +21,8 @@ int write_search_report(const RunConfig& c, const ProblemSpec& spec, const std::
 
 // What `kevolve run` does, as a function: `cluster` set (by `kevolve node`) runs the search with
 // remote evaluators instead of local devices. Returns the exit code.
-int run_config(const std::string& config_path, std::string out, const std::string& store_override, const ClusterOptions* cluster);
+int run_config(const std::string& config_path, std::string out, const std::string& store_override,
+               const ClusterOptions* cluster);
 
 void add_run_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);

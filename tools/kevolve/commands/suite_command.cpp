@@ -46,7 +46,8 @@ std::string fmt(double x, const char* f = "%.2f") {
 }
 
 std::string status_text(const EvalResult& r) {
-  return std::string(status_name(r.status)) + (r.status == EvalStatus::ok || r.reason.empty() ? "" : " [" + r.reason + "]");
+  return std::string(status_name(r.status)) +
+         (r.status == EvalStatus::ok || r.reason.empty() ? "" : " [" + r.reason + "]");
 }
 
 // "1.23x", or "unavailable" for a correct candidate whose reference could not be timed under torch.compile.
@@ -70,14 +71,16 @@ Candidate python_candidate(std::string source) {
 }
 
 std::string measured_by(const SuiteArgs& a) {
-  return "Measured by kevolve suite on the " + std::string(a.backend == "cuda" ? "GPU" : "CPU") + " (Python interpreter, " +
-         (a.options.threads > 0 ? std::to_string(a.options.threads) : std::string("all")) + " threads each side, " +
-         std::to_string(a.options.trials) + " verification trials, median of alternating timed passes)";
+  return "Measured by kevolve suite on the " + std::string(a.backend == "cuda" ? "GPU" : "CPU") +
+         " (Python interpreter, " + (a.options.threads > 0 ? std::to_string(a.options.threads) : std::string("all")) +
+         " threads each side, " + std::to_string(a.options.trials) +
+         " verification trials, median of alternating timed passes)";
 }
 
 // ---- --candidates (or nothing): the given ModelNew files and the reference baseline, one row each ----------
 
-int run_given(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend, std::ostringstream& t) {
+int run_given(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend,
+              std::ostringstream& t) {
   struct Row {
     std::string problem, candidate;
     EvalResult r;
@@ -90,23 +93,30 @@ int run_given(const SuiteArgs& a, const std::vector<fs::path>& problems, python:
     if (a.candidates.empty()) continue;
     std::vector<fs::path> cands;
     for (auto& e : fs::directory_iterator(a.candidates))
-      if (e.path().extension() == ".py" && e.path().filename().string().rfind(spec.name + "__", 0) == 0) cands.push_back(e.path());
+      if (e.path().extension() == ".py" && e.path().filename().string().rfind(spec.name + "__", 0) == 0)
+        cands.push_back(e.path());
     std::sort(cands.begin(), cands.end());
     for (auto& c : cands) {
       std::cerr << "kevolve suite: " << spec.name << ": " << c.filename().string() << "\n";
-      rows.push_back({spec.name, c.filename().string(), backend.evaluate_source(spec, python_candidate(read_file(c)), a.options)});
+      rows.push_back(
+          {spec.name, c.filename().string(), backend.evaluate_source(spec, python_candidate(read_file(c)), a.options)});
     }
   }
-  t << "| problem | candidate | kind | status | eager ms | candidate ms | vs eager | vs compile |\n|---|---|---|---|---|---|---|---|\n";
-  struct Tally { int n = 0, correct = 0, fast = 0; double logsum = 0; };
+  t << "| problem | candidate | kind | status | eager ms | candidate ms | vs eager | vs compile "
+       "|\n|---|---|---|---|---|---|---|---|\n";
+  struct Tally {
+    int n = 0, correct = 0, fast = 0;
+    double logsum = 0;
+  };
   std::map<std::string, Tally> by_kind;
   for (auto& row : rows) {
     const EvalResult& r = row.r;
     const bool ok = r.status == EvalStatus::ok;
     const std::string kind = r.kind.empty() ? "?" : r.kind;
     t << "| " << row.problem << " | " << row.candidate << " | " << kind << " | " << status_text(r) << " | "
-      << (ok ? fmt(r.reference.median_ms, "%.4g") : "–") << " | " << (ok ? fmt(r.candidate.median_ms, "%.4g") : "–") << " | "
-      << (ok ? fmt(r.speedup) + "x" : "–") << " | " << (ok && r.compile_speedup > 0 ? fmt(r.compile_speedup) + "x" : "–") << " |\n";
+      << (ok ? fmt(r.reference.median_ms, "%.4g") : "–") << " | " << (ok ? fmt(r.candidate.median_ms, "%.4g") : "–")
+      << " | " << (ok ? fmt(r.speedup) + "x" : "–") << " | "
+      << (ok && r.compile_speedup > 0 ? fmt(r.compile_speedup) + "x" : "–") << " |\n";
     Tally& k = by_kind[kind];
     ++k.n;
     if (ok) {
@@ -120,7 +130,10 @@ int run_given(const SuiteArgs& a, const std::vector<fs::path>& problems, python:
     auto it = by_kind.find(kind);
     if (it == by_kind.end()) continue;
     const Tally& k = it->second;
-    t << "- " << kind << (std::string(kind) == "kernel" ? " (generated kernels)" : std::string(kind) == "framework" ? " (framework-level rewrites, counted apart)" : " (the reference itself)")
+    t << "- " << kind
+      << (std::string(kind) == "kernel"      ? " (generated kernels)"
+          : std::string(kind) == "framework" ? " (framework-level rewrites, counted apart)"
+                                             : " (the reference itself)")
       << ": " << k.correct << " of " << k.n << " correct, fast_1 " << k.fast << " of " << k.n << " ("
       << fmt(k.n ? 100.0 * k.fast / k.n : 0, "%.0f") << " %), geometric-mean speedup over eager "
       << (k.correct ? fmt(std::exp(k.logsum / k.correct)) + "x" : std::string("–")) << "\n";
@@ -168,8 +181,8 @@ std::string search_id(const SuiteArgs& a, const ProblemSpec& spec) {
   for (unsigned char ch : read_file(spec.file)) h = (h ^ ch) * 1099511628211ull;
   char tag[17];
   std::snprintf(tag, sizeof tag, "%016llx", static_cast<unsigned long long>(h));
-  return "suite-" + spec.name + "-" + a.backend + "-n" + std::to_string(a.budget) + "-s" + std::to_string(a.seed) + "-" +
-         std::string(tag).substr(0, 8);
+  return "suite-" + spec.name + "-" + a.backend + "-n" + std::to_string(a.budget) + "-s" + std::to_string(a.seed) +
+         "-" + std::string(tag).substr(0, 8);
 }
 
 // A finished problem's result, kept in the store with its search (node 0, artifact "suite_result"), so a
@@ -217,9 +230,7 @@ bool decode_result(const std::string& bytes, ProblemResult& p) {
       decode(r, arm->retimed);
     }
     return r.done();
-  } catch (const wire::DecodeError&) {
-    return false;
-  }
+  } catch (const wire::DecodeError&) { return false; }
 }
 
 ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::PythonBackend& backend) {
@@ -277,8 +288,8 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   eo.progress = [&](const SearchStatus& s) {
     if (!s.finished && std::chrono::steady_clock::now() - last < std::chrono::seconds(10)) return;
     last = std::chrono::steady_clock::now();
-    say("evaluated " + std::to_string(s.evaluated) + " of " + std::to_string(a.budget) + " (correct " + std::to_string(s.correct) +
-        "), best " + fmt(s.best_fitness, "%.3f") + "x");
+    say("evaluated " + std::to_string(s.evaluated) + " of " + std::to_string(a.budget) + " (correct " +
+        std::to_string(s.correct) + "), best " + fmt(s.best_fitness, "%.3f") + "x");
   };
   auto status = run_search(c, spec, setup->op, eo);
   if (!status || g_interrupted) {
@@ -327,18 +338,23 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   auto store = Store::open(a.store);
   StoreBatch b;
   b.artifacts.push_back({c.search_id, {0, kResultArtifact, encode_result(p)}});
-  if (!store || !(*store)->write(b)) say("could not keep the result in " + a.store + " (a later run evaluates it again)");
+  if (!store || !(*store)->write(b))
+    say("could not keep the result in " + a.store + " (a later run evaluates it again)");
   return p;
 }
 
 struct Geo {
   int n = 0;
   double logsum = 0;
-  void add(double x) { ++n; logsum += std::log(std::max(x, 1e-9)); }
+  void add(double x) {
+    ++n;
+    logsum += std::log(std::max(x, 1e-9));
+  }
   std::string text() const { return n ? fmt(std::exp(logsum / n)) + "x" : std::string("–"); }
 };
 
-int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend, std::ostringstream& t) {
+int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend,
+               std::ostringstream& t) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::vector<ProblemResult> results;
@@ -347,7 +363,8 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
     results.push_back(search_problem(a, f, backend));
   }
   if (g_interrupted) {
-    std::cerr << "kevolve suite: interrupted; run the same command again to resume (the searches are in " << a.store << ")\n";
+    std::cerr << "kevolve suite: interrupted; run the same command again to resume (the searches are in " << a.store
+              << ")\n";
     return 130;
   }
   t << "| problem | reference | kernel family | kernels correct | best kernel | kernel vs eager | kernel vs compile "
@@ -376,41 +393,53 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
     };
     t << "| " << p.name << " | " << status_text(p.reference) << " | " << (p.family.empty() ? "–" : p.family) << " | "
       << (p.family.empty() ? "–" : counts(p.kernel)) << " | " << kernel_status(p) << " | "
-      << (kok ? fmt(p.kernel.retimed.speedup) + "x" : "–") << " | " << (kok ? vs_compile(p.kernel.retimed) : "–") << " | "
-      << counts(p.framework) << " | "
-      << (rok ? "ok" : p.framework.best ? status_text(p.framework.retimed) + " when re-evaluated" : p.error.empty() ? "none correct" : "not searched")
-      << " | " << (rok ? fmt(p.framework.retimed.speedup) + "x" : "–") << " | " << (rok ? vs_compile(p.framework.retimed) : "–") << " | "
+      << (kok ? fmt(p.kernel.retimed.speedup) + "x" : "–") << " | " << (kok ? vs_compile(p.kernel.retimed) : "–")
+      << " | " << counts(p.framework) << " | "
+      << (rok                ? "ok"
+          : p.framework.best ? status_text(p.framework.retimed) + " when re-evaluated"
+          : p.error.empty()  ? "none correct"
+                             : "not searched")
+      << " | " << (rok ? fmt(p.framework.retimed.speedup) + "x" : "–") << " | "
+      << (rok ? vs_compile(p.framework.retimed) : "–") << " | "
       << (p.reference.status == EvalStatus::ok ? fmt(p.reference.reference.median_ms, "%.4f") : "–") << " | "
       << (p.reference.compiled.median_ms > 0 ? fmt(p.reference.compiled.median_ms, "%.4f") : "–") << " |\n";
   }
   for (auto& p : results)
     if (!p.error.empty())
-      t << "\n" << p.name << (p.error.find(p.file) == std::string::npos ? " (" + p.file + ")" : std::string()) << " was not searched: " << p.error
-        << "\n";
+      t << "\n"
+        << p.name << (p.error.find(p.file) == std::string::npos ? " (" + p.file + ")" : std::string())
+        << " was not searched: " << p.error << "\n";
   auto share = [&](int k) {
     return std::to_string(k) + " of " + std::to_string(n) + " problems (" + fmt(n ? 100.0 * k / n : 0, "%.0f") + " %)";
   };
   const bool compile_missing = kernels_ok + rewrites_ok > 0 && k_compile.n + r_compile.n == 0;
-  t << "\nGenerated kernels (template kernels wrapped as ModelNew; framework rewrites and the reference never count here):\n"
+  t << "\nGenerated kernels (template kernels wrapped as ModelNew; framework rewrites and the reference never count "
+       "here):\n"
     << "- correct: " << share(kernels_ok) << "\n"
     << "- fast_1 (the best kernel is correct and faster than eager): " << share(fast) << "\n"
-    << "- geometric-mean speedup of the best kernels, over the problems with a correct one (" << kernels_ok << "): " << k_eager.text()
-    << " vs eager, " << (compile_missing ? std::string("unavailable") : k_compile.text()) << " vs torch.compile\n"
+    << "- geometric-mean speedup of the best kernels, over the problems with a correct one (" << kernels_ok
+    << "): " << k_eager.text() << " vs eager, " << (compile_missing ? std::string("unavailable") : k_compile.text())
+    << " vs torch.compile\n"
     << "\nFramework-level rewrites (counted apart): correct on " << share(rewrites_ok) << ", faster than eager on "
     << rewrites_fast << "; geometric mean " << r_eager.text() << " vs eager, "
     << (compile_missing ? std::string("unavailable") : r_compile.text()) << " vs torch.compile\n"
     << "\nReference baseline (each problem's own Model): correct on " << share(references_ok) << "\n"
-    << "\n" << measured_by(a) << "; per problem a greedy search of " << a.budget
-    << " evaluations with the offline operator (the module as written, framework rewrites, template kernels), then its best "
-       "kernel and best rewrite evaluated once more: the speedups shown are those fresh measurements; eager ms and compile ms "
-       "are the reference's own medians from its baseline evaluation (torch.compile in its default mode, measured once per problem)"
+    << "\n"
+    << measured_by(a) << "; per problem a greedy search of " << a.budget
+    << " evaluations with the offline operator (the module as written, framework rewrites, template kernels), then its "
+       "best "
+       "kernel and best rewrite evaluated once more: the speedups shown are those fresh measurements; eager ms and "
+       "compile ms "
+       "are the reference's own medians from its baseline evaluation (torch.compile in its default mode, measured once "
+       "per problem)"
     << (compile_missing ? "; torch.compile: unavailable (the installed torch has none, or it failed)" : "") << ".\n";
   return 0;
 }
 
 int run_suite(const SuiteArgs& a) {
   if (!fs::is_directory(a.dir)) {
-    std::cerr << "kevolve suite: " << a.dir << " is not a folder (expected a folder of KernelBench-format .py problems)\n";
+    std::cerr << "kevolve suite: " << a.dir
+              << " is not a folder (expected a folder of KernelBench-format .py problems)\n";
     return 2;
   }
   std::vector<fs::path> problems;
@@ -422,18 +451,20 @@ int run_suite(const SuiteArgs& a) {
     for (size_t i = 0; i < problems.size(); ++i)
       if (static_cast<int>(i % static_cast<size_t>(a.shards)) == a.shard) mine.push_back(problems[i]);
     if (mine.empty() && !problems.empty()) {
-      std::cerr << "kevolve suite: shard " << a.shard << "/" << a.shards << " of " << a.dir << " holds no problem (the folder has "
-                << problems.size() << ")\n";
+      std::cerr << "kevolve suite: shard " << a.shard << "/" << a.shards << " of " << a.dir
+                << " holds no problem (the folder has " << problems.size() << ")\n";
       return 2;
     }
     problems = std::move(mine);
   }
   if (problems.empty()) {
-    std::cerr << "kevolve suite: no .py problems in " << a.dir << " (expected files defining Model, get_inputs and get_init_inputs)\n";
+    std::cerr << "kevolve suite: no .py problems in " << a.dir
+              << " (expected files defining Model, get_inputs and get_init_inputs)\n";
     return 2;
   }
   if (!a.candidates.empty() && !fs::is_directory(a.candidates)) {
-    std::cerr << "kevolve suite: --candidates " << a.candidates << " is not a folder (expected ModelNew files named <problem>__<anything>.py)\n";
+    std::cerr << "kevolve suite: --candidates " << a.candidates
+              << " is not a folder (expected ModelNew files named <problem>__<anything>.py)\n";
     return 2;
   }
   python::PythonBackend backend(a.backend == "cuda" ? "cuda" : "cpu");
@@ -457,16 +488,21 @@ int run_suite(const SuiteArgs& a) {
 void add_suite_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SuiteArgs>();
   a->options.min_time_s = 0.1;
-  auto* cmd = app.add_subcommand("suite", "Run a folder of KernelBench-format problems through the Python interpreter and tabulate");
+  auto* cmd = app.add_subcommand(
+      "suite", "Run a folder of KernelBench-format problems through the Python interpreter and tabulate");
   cmd->add_option("dir", a->dir, "Folder of KernelBench-format .py problems")->required();
-  cmd->add_option("--backend", a->backend, "cpu, or cuda (the GPU through the same Python interpreter)")->check(CLI::IsMember({"cpu", "cuda"}));
-  auto* given = cmd->add_option("--candidates", a->candidates, "Folder of ModelNew files named <problem-stem>__<anything>.py");
-  auto* budget = cmd->add_option("--budget", a->budget,
-                                 "Search each problem with this many evaluations of the offline operator (framework rewrites and "
-                                 "template kernels), then tabulate its best kernel and best rewrite")
-                     ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--backend", a->backend, "cpu, or cuda (the GPU through the same Python interpreter)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  auto* given =
+      cmd->add_option("--candidates", a->candidates, "Folder of ModelNew files named <problem-stem>__<anything>.py");
+  auto* budget =
+      cmd->add_option("--budget", a->budget,
+                      "Search each problem with this many evaluations of the offline operator (framework rewrites and "
+                      "template kernels), then tabulate its best kernel and best rewrite")
+          ->check(CLI::Range(1, 1000000));
   budget->excludes(given);
-  cmd->add_option("--store", a->store, "With --budget: the store of the searches; a later run resumes them (default kevolve-suite-store)");
+  cmd->add_option("--store", a->store,
+                  "With --budget: the store of the searches; a later run resumes them (default kevolve-suite-store)");
   cmd->add_option("--seed", a->seed, "With --budget: the searches' seed (default 1)");
   cmd->add_option("--out", a->out, "Also write the table (markdown) to this file");
   cmd->add_option_function<std::string>(
@@ -487,12 +523,14 @@ void add_suite_command(CLI::App& app, int& exit_code) {
                   "repeatable. A run with every problem finished in one of the stores only writes the table")
       ->excludes(given);
   cmd->add_option("--threads", a->options.threads, "Threads for candidate and reference alike (default: all cores)");
-  cmd->add_option("--trials", a->options.trials, "Verification trials per candidate (>= 5)")->check(CLI::Range(5, 1000));
+  cmd->add_option("--trials", a->options.trials, "Verification trials per candidate (>= 5)")
+      ->check(CLI::Range(5, 1000));
   cmd->add_option("--min-time", a->options.min_time_s, "Seconds of timed runs per side, at least (default 0.1)");
-  cmd->footer("Every problem's own Model is run as a candidate too (kind 'reference'): the correct baseline. Kernels and "
-              "framework-level rewrites (candidates without kernel code of their own) are counted apart: correct count, fast_1 "
-              "and the geometric means are about generated kernels only. With --budget, each problem is searched (resumable "
-              "from --store), and the best kernel and the best rewrite of each search are evaluated once more for the table.");
+  cmd->footer(
+      "Every problem's own Model is run as a candidate too (kind 'reference'): the correct baseline. Kernels and "
+      "framework-level rewrites (candidates without kernel code of their own) are counted apart: correct count, fast_1 "
+      "and the geometric means are about generated kernels only. With --budget, each problem is searched (resumable "
+      "from --store), and the best kernel and the best rewrite of each search are evaluated once more for the table.");
   cmd->callback([a, &exit_code] { exit_code = run_suite(*a); });
 }
 

@@ -11,19 +11,19 @@
 namespace kevolve {
 
 struct ReportRequest {
-  std::string store;        // opened read-only: a running search may hold it
+  std::string store;  // opened read-only: a running search may hold it
   std::string search_id;
   std::string out_dir;
   ProblemSpec spec;
   std::string backend = "cpu";
   int retime_top = 3;
-  EvalOptions retime;       // options for re-timing (longer min_time)
+  EvalOptions retime;  // options for re-timing (longer min_time)
 };
 
 struct ReportSummary {
   uint64_t best_node = 0;
-  double best_speedup = 0;       // re-timed
-  double search_speedup = 0;     // as measured during the search
+  double best_speedup = 0;    // re-timed
+  double search_speedup = 0;  // as measured during the search
   int64_t evaluated = 0, correct = 0, failed = 0;
 };
 

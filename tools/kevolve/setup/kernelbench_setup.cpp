@@ -12,8 +12,8 @@ namespace kevolve::cli {
 
 namespace fs = std::filesystem;
 
-Expected<KernelBenchSetup> kernelbench_operator(const ProblemSpec& problem, const std::string& device, const std::string& hardware,
-                                                bool kernels, bool directed) {
+Expected<KernelBenchSetup> kernelbench_operator(const ProblemSpec& problem, const std::string& device,
+                                                const std::string& hardware, bool kernels, bool directed) {
   using R = Expected<KernelBenchSetup>;
   const auto roots = default_knowledge_roots();
   auto rewrite = find_template("python", "rewrite", roots);
@@ -35,14 +35,19 @@ Expected<KernelBenchSetup> kernelbench_operator(const ProblemSpec& problem, cons
       auto core = found ? load_problem(*found) : Expected<ProblemSpec>::failure(found.error());
       auto glue = python::kernel_glue_source();
       if (!t || !core || !glue) {
-        s.note = "kernel family " + m->family + ", but " + (!t ? t.error() : !core ? core.error() : glue.error()) + "; framework rewrites only";
+        s.note = "kernel family " + m->family + ", but " +
+                 (!t      ? t.error()
+                  : !core ? core.error()
+                          : glue.error()) +
+                 "; framework rewrites only";
       } else {
         auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), hardware);
         if (!hw) return R::failure("hardware '" + hardware + "': " + hw.error());
         t->hardware = hw->numbers;
         KernelWrap w{*core, *m, device, *source, *glue, kernel_abi_header()};
         auto naive = t->render(t->defaults());
-        auto wrapped = naive ? wrap_kernel_as_model_new(w, *naive, "check") : Expected<std::string>::failure(naive.error());
+        auto wrapped =
+            naive ? wrap_kernel_as_model_new(w, *naive, "check") : Expected<std::string>::failure(naive.error());
         if (!wrapped) {
           s.note = "kernel family " + m->family + ", but " + wrapped.error() + "; framework rewrites only";
         } else {

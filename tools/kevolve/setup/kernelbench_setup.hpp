@@ -22,7 +22,7 @@ struct KernelBenchSetup {
 // kernels. `hardware`: a resolved target (knowledge/hardware/<target>) whose numbers constrain the kernel
 // template. `kernels` = false: framework rewrites only. `directed`: kernel mutations follow each parent's
 // diagnosis. An error names the file and what was expected.
-Expected<KernelBenchSetup> kernelbench_operator(const ProblemSpec& problem, const std::string& device, const std::string& hardware,
-                                                bool kernels, bool directed);
+Expected<KernelBenchSetup> kernelbench_operator(const ProblemSpec& problem, const std::string& device,
+                                                const std::string& hardware, bool kernels, bool directed);
 
 }  // namespace kevolve::cli

@@ -11,7 +11,8 @@ namespace kevolve::cli {
 Expected<ProblemSpec> resolve_problem(const std::string& problem, const std::vector<std::string>& roots) {
   std::string path = problem;
   if (problem.size() > 3 && problem.substr(problem.size() - 3) == ".py") {  // a KernelBench-format file
-    if (!std::filesystem::is_regular_file(problem)) return Expected<ProblemSpec>::failure(problem + ": no such problem file");
+    if (!std::filesystem::is_regular_file(problem))
+      return Expected<ProblemSpec>::failure(problem + ": no such problem file");
     return python::kernelbench_problem(problem);
   }
   if (std::filesystem::is_directory(problem)) {
