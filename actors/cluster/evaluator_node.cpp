@@ -47,7 +47,7 @@ void run_evaluator(const EvaluatorOptions& o) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
   const TlsFiles tls{o.tls_cert, o.tls_key, o.tls_ca};
-  configure_network(cfg, o.heartbeat_s, tls);
+  configure_network(cfg, o.heartbeat_s);
   caf::actor_system sys{cfg};
   std::vector<device_actor> devices;
   std::vector<DeviceInfo> infos;
@@ -69,7 +69,7 @@ void run_evaluator(const EvaluatorOptions& o) {
   int code = 0;
   while (!stopping(o)) {
     JoinError why;
-    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, tls.on());
+    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, {tls.cert, tls.key, tls.ca});
     if (!registry) {
       if (why.refused) {
         std::cerr << "kevolve evaluator: " << registry.error() << "\n";

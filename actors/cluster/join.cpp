@@ -2,9 +2,10 @@
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
-#include <caf/openssl/all.hpp>
 
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 
 #include "actors/cluster/hmac.hpp"
 #include "actors/protocol/cluster.hpp"
@@ -20,14 +21,24 @@ Expected<std::string> secret_from_env(const std::string& var) {
 }
 
 Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret,
-                          const std::string& role, JoinError* why, bool tls) {
+                          const std::string& role, JoinError* why, const DoorTls& tls) {
   using R = Expected<caf::actor>;
   auto fail = [&](const std::string& text, bool refused) {
     if (why) *why = {text, refused};
     return R::failure(text);
   };
-  auto gate = tls ? caf::openssl::remote_actor<gatekeeper_actor>(sys, host, port)
-                  : sys.middleman().remote_actor<gatekeeper_actor>(host, port);
+  TunnelError terr;
+  auto tunnel = open_tunnel(host, port, secret, role, tls, 10, &terr);
+  if (!tunnel) return fail(tunnel.error(), terr.refused);
+  const uint16_t local = (*tunnel)->local_port();
+  {
+    // The tunnel relays as long as the connection lives; kept for the life of the process.
+    static std::mutex m;
+    static std::vector<std::unique_ptr<Tunnel>> open;
+    std::lock_guard<std::mutex> lock(m);
+    open.push_back(std::move(*tunnel));
+  }
+  auto gate = sys.middleman().remote_actor<gatekeeper_actor>("127.0.0.1", local);
   if (!gate) return fail("cannot reach " + host + ":" + std::to_string(port) + ": " + sys.render(gate.error()), false);
   caf::scoped_actor self{sys};
   std::string nonce, err;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "actors/cluster/front_door.hpp"
 #include "runtime/core/expected.hpp"
 
 namespace kevolve::cluster {
@@ -14,10 +15,11 @@ struct JoinError {
   bool refused = false;  // the coordinator answered and said no (wrong secret): retrying will not help
 };
 
-// The registry handle, or why not (connection failed, timed out, refused).
-// `tls`: connect through CAF's OpenSSL module (the actor system must have been configured with it).
+// The registry handle, or why not (connection failed, timed out, refused). The connection goes through
+// the node's front door (actors/cluster/front_door.hpp): proven for `role`, with TLS when `tls` is on,
+// then CAF speaks over a loopback tunnel that lives as long as the process.
 Expected<caf::actor> join(caf::actor_system& sys, const std::string& host, uint16_t port, const std::string& secret,
-                          const std::string& role, JoinError* why = nullptr, bool tls = false);
+                          const std::string& role, JoinError* why = nullptr, const DoorTls& tls = {});
 
 // The shared secret from the environment variable `var`, or an error that names the variable.
 Expected<std::string> secret_from_env(const std::string& var);

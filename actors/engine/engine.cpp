@@ -5,7 +5,6 @@
 #include <thread>
 
 #include <caf/io/all.hpp>
-#include <caf/openssl/all.hpp>
 
 #include "actors/build/build_farm.hpp"
 #include "actors/cluster/cluster_registry.hpp"
@@ -17,29 +16,18 @@
 #include "actors/operator/operator_actor.hpp"
 #include "actors/search/search_actor.hpp"
 #include "actors/store/store_actor.hpp"
+#include "actors/cluster/front_door.hpp"
 #include "backends/build_target.hpp"
 #include "backends/device_info.hpp"
 #include "runtime/records/records_codec.hpp"
 
 namespace kevolve {
 
-void configure_network(caf::actor_system_config& cfg, double heartbeat_s, const TlsFiles& tls) {
+void configure_network(caf::actor_system_config& cfg, double heartbeat_s) {
   cfg.load<caf::io::middleman>();
-  auto hb = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(heartbeat_s));
-  auto timeout = hb * 5;
-  if (tls.on()) {
-    cfg.load<caf::openssl::manager>();
-    cfg.openssl_certificate = tls.cert;
-    cfg.openssl_key = tls.key;
-    cfg.openssl_cafile = tls.ca;
-    // CAF 0.17's OpenSSL transport hands on a record left in OpenSSL's buffer only at the next network
-    // event (measured: 2.6 messages/s with 0.5 s heartbeats, and a heartbeat stuck long enough to drop the
-    // connection). Heartbeats every 20 ms keep messages flowing; the cut is still noticed within seconds.
-    hb = std::min<caf::timespan>(hb, std::chrono::milliseconds(20));
-    timeout = std::max<caf::timespan>(timeout, std::chrono::seconds(5));
-  }
+  const auto hb = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(heartbeat_s));
   cfg.set("middleman.heartbeat-interval", hb);
-  cfg.set("middleman.connection-timeout", timeout);
+  cfg.set("middleman.connection-timeout", hb * 5);
 }
 
 namespace {
@@ -211,7 +199,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
   cfg.set("scheduler.max-threads", static_cast<size_t>(std::max(2u, std::thread::hardware_concurrency())));
-  if (cl) configure_network(cfg, cl->heartbeat_s, cl->tls);
+  if (cl) configure_network(cfg, cl->heartbeat_s);
   caf::actor_system sys{cfg};
 
   const std::string checkpoints = config.store + ".checkpoints";
@@ -222,20 +210,31 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
                                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   sh.builds = spawn_build_farm(sys, build_workers, backend_traits(config.backend).evaluates);
   gatekeeper_actor gate;
+  std::unique_ptr<cluster::FrontDoor> door;  // closed when the engine returns
   if (cl) {
     sh.cluster = spawn_cluster_registry(sys, {store, cl->eval_timeout_s});
     sh.devices = caf::actor_cast<device_actor>(sh.cluster);
     gate = spawn_gatekeeper(sys, cl->secret, caf::actor_cast<caf::actor>(sh.cluster));
-    auto port = cl->tls.on() ? caf::openssl::publish(gate, cl->port, cl->host.c_str(), true)
-                             : sys.middleman().publish(gate, cl->port, cl->host.c_str(), true);
-    if (!port) {
+    // CAF listens on loopback only; the front door is what the network sees (actors/cluster/front_door.hpp).
+    auto port = sys.middleman().publish(gate, 0, "127.0.0.1", true);
+    std::string door_error;
+    if (port) {
+      auto d =
+          cluster::open_front_door({cl->host, cl->port, *port, cl->secret, {cl->tls.cert, cl->tls.key, cl->tls.ca}});
+      if (d)
+        door = std::move(*d);
+      else
+        door_error = d.error();
+    } else {
+      door_error = "cannot listen on 127.0.0.1 for the node's own actors: " + sys.render(port.error());
+    }
+    if (!door) {
       for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(gate),
                      caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.store_hdl)})
         if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-      return R::failure("cannot listen on " + cl->host + ":" + std::to_string(cl->port) + ": " +
-                        sys.render(port.error()));
+      return R::failure(door_error);
     }
-    if (cl->on_listening) cl->on_listening(*port);
+    if (cl->on_listening) cl->on_listening(door->port());
   } else {
     sh.devices =
         spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger, "", ""});

@@ -42,7 +42,7 @@ struct ClusterOptions {
   std::string secret;              // the shared secret evaluators and consoles prove
   double eval_timeout_s = 900;     // a remote evaluation without an answer by then is re-queued
   double heartbeat_s = 1;          // connection heartbeats, so a silent cut is noticed
-  TlsFiles tls;                    // set: CAF's OpenSSL module, peers authenticated by certificate
+  TlsFiles tls;                    // set: TLS at the front door, peers authenticated by certificate
   std::function<void(uint16_t port)> on_listening;
   std::vector<PreparedSearch> more;
   std::function<Expected<PreparedSearch>(const std::string& config_path)> prepare;
@@ -58,9 +58,9 @@ struct EngineOptions {
 };
 
 // Loads CAF's middleman into `cfg` with heartbeats every `heartbeat_s` and a connection considered lost
-// after five missed ones (for every process of a cluster: node, evaluator, console); with `tls` on, also
-// CAF's OpenSSL module: both ends present certificates signed by the CA file, and verify each other's.
-void configure_network(caf::actor_system_config& cfg, double heartbeat_s, const TlsFiles& tls = {});
+// after five missed ones (for every process of a cluster: node, evaluator, console). CAF itself only ever
+// talks over loopback: TLS and authentication are the front door's (actors/cluster/front_door.hpp).
+void configure_network(caf::actor_system_config& cfg, double heartbeat_s);
 
 // Runs (or resumes) the search of `config` to its end. Returns the final status, or an error (store
 // busy, spec mismatch with the stored search, ...). `op` makes the children.

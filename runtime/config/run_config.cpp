@@ -213,7 +213,7 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(n, "null", "ledger", c.null_ledger);
 
     auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca",
-                                  "searches", "stay"});
+                                  "searches", "stay", "allow_plain_tcp"});
     r.get(cl, "cluster", "stay", c.cluster.stay);
     if (cl && cl->contains("searches")) {
       auto arr = (*cl)["searches"].as_array();
@@ -241,6 +241,15 @@ Expected<RunConfig> load_run_config(const std::string& path) {
              "missing: TLS needs tls_cert, tls_key and tls_ca together (without a CA file the peers are not "
              "authenticated, "
              "which this node refuses)");
+    r.get(cl, "cluster", "allow_plain_tcp", c.cluster.allow_plain_tcp);
+    if (cl && tls == 0 && !c.cluster.allow_plain_tcp) {
+      const auto a = parse_host_port(c.cluster.listen, true);
+      const std::string h = a ? a->first : "";
+      if (!h.empty() && h != "localhost" && h.rfind("127.", 0) != 0 && h != "::1")
+        r.fail("cluster.listen",
+               "'" + c.cluster.listen + "' is reachable from other machines: set tls_cert, tls_key and tls_ca, or "
+               "allow_plain_tcp = true to accept a network where the shared secret's proof is the only protection");
+    }
 
     if (c.search_id.empty()) {
       std::string p = c.problem;

@@ -47,7 +47,8 @@ struct RunConfig {
     std::string secret_env = "KEVOLVE_CLUSTER_SECRET";  // the variable that holds the shared secret
     double eval_timeout_s = 900;                        // a remote evaluation without an answer by then is re-queued
     double heartbeat_s = 1;                             // connection heartbeats (a cut is noticed after 5 missed)
-    std::string tls_cert, tls_key, tls_ca;              // TLS (CAF's OpenSSL module): all three, or none
+    std::string tls_cert, tls_key, tls_ca;              // TLS at the node's front door: all three, or none
+    bool allow_plain_tcp = false;                       // plain TCP on a non-loopback address (else TLS is required)
     std::vector<std::string> searches;  // further search configs the node starts (relative to this file)
     bool stay = false;                  // keep serving when every search has ended (console submit)
   } cluster;

@@ -95,9 +95,9 @@ int main(int argc, char** argv) {
     std::cerr << "kevolve-console: TLS needs --tls-cert, --tls-key and --tls-ca together\n";
     return 2;
   }
-  kevolve::configure_network(cfg, 1.0, tls);
+  kevolve::configure_network(cfg, 1.0);
   caf::actor_system sys{cfg};
-  auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, tls.on());
+  auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, {tls.cert, tls.key, tls.ca});
   if (!registry) {
     std::cerr << "kevolve-console: " << registry.error() << "\n";
     return 2;

@@ -39,7 +39,8 @@ TEST_CASE("a node, two evaluators and a console run a search, and killing an eva
   auto [bad_rc, bad_out] = console(t.path, address, {"searches"}, "not-the-secret-at-all");
   CHECK(bad_rc == 2);
   CHECK(bad_out.find("wrong proof of the shared secret") != std::string::npos);
-  CHECK(slurp(node_log).find("refused a console peer") != std::string::npos);
+  CHECK(slurp(node_log).find("refused a connection from 127.0.0.1") != std::string::npos);  // logged with the address
+  CHECK(slurp(node_log).find("wrong proof of the shared secret (console)") != std::string::npos);
 
   const pid_t e1 = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2",
                           "--null-delay-ms", "150", "--null-ledger", ledger, "--heartbeat", "0.5"},

@@ -83,7 +83,12 @@ TEST_CASE("the cluster section: listen address, secret variable, TLS only with a
     std::ofstream(dir + "/c.toml") << "[search]\nproblem = \"gelu\"\n[cluster]\n" << cluster;
     return load_run_config(dir + "/c.toml");
   };
-  auto ok = load("listen = \"10.0.0.5:7411\"\nsecret_env = \"MY_SECRET\"\neval_timeout = 60\n");
+  // Another machine's address needs TLS, or an explicit opt-out.
+  auto plain = load("listen = \"10.0.0.5:7411\"\n");
+  REQUIRE_FALSE(plain);
+  CHECK(plain.error().find("cluster.listen") != std::string::npos);
+  CHECK(plain.error().find("allow_plain_tcp") != std::string::npos);
+  auto ok = load("listen = \"10.0.0.5:7411\"\nsecret_env = \"MY_SECRET\"\neval_timeout = 60\nallow_plain_tcp = true\n");
   REQUIRE(ok);
   CHECK(ok->cluster.listen == "10.0.0.5:7411");
   CHECK(ok->cluster.secret_env == "MY_SECRET");
