@@ -34,7 +34,9 @@ const char* const kFamilies[] = {"softmax_rows", "layernorm_fwd", "rmsnorm_fwd",
 // Runs a Python snippet with the torch python, the glue's folder first on its path; returns its stdout.
 std::string run_python(const std::string& script, int& rc) {
   const fs::path file = fs::temp_directory_path() / ("kevolve-glue-" + std::to_string(getpid()) + ".py");
-  std::ofstream(file) << "import sys\nsys.path.insert(0, " << "'" << test::source_path("backends/python") << "')\n" << script;
+  std::ofstream(file) << "import sys\nsys.path.insert(0, "
+                      << "'" << test::source_path("backends/python") << "')\n"
+                      << script;
   std::string out;
   rc = process::run_captured({python::torch_python(), file.string()}, 300, out);
   if (!std::getenv("KEEP")) fs::remove(file);
@@ -54,7 +56,10 @@ std::string py_literal(const std::string& s) {  // a Python string literal (trip
   std::string o = "\"";
   for (char c : s) {
     if (c == '\\' || c == '"') o += '\\';
-    if (c == '\n') { o += "\\n"; continue; }
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
     o += c;
   }
   return o + "\"";
@@ -104,8 +109,8 @@ TEST_CASE("the glue resolves the CUDA templates' launch lines exactly as kevolve
         script << "  (" << py_literal(*src) << ", {";
         for (auto& [k, v] : shape) script << "\"" << k << "\": " << v << ", ";
         script << "\"SMS\": 132}),\n";
-        expected << d->grid[0] << " " << d->grid[1] << " " << d->grid[2] << " " << d->block[0] << " " << d->block[1] << " "
-                 << d->block[2] << " " << d->smem << "\n";
+        expected << d->grid[0] << " " << d->grid[1] << " " << d->grid[2] << " " << d->block[0] << " " << d->block[1]
+                 << " " << d->block[2] << " " << d->smem << "\n";
         ++cases;
       }
     }
@@ -120,7 +125,8 @@ TEST_CASE("the glue resolves the CUDA templates' launch lines exactly as kevolve
   CHECK(marked(out) == expected.str());
 }
 
-TEST_CASE("NVRTC compiles every CUDA template family through the glue, in process, to a cubin", "[python][glue][nvrtc]") {
+TEST_CASE("NVRTC compiles every CUDA template family through the glue, in process, to a cubin",
+          "[python][glue][nvrtc]") {
   if (no_torch_python()) return;
   int rc = 0;
   if (marked(run_python("import kevolve_kernel_glue as g\nprint('=', len(g._kv_nvrtc_candidates()))\n", rc)) == "0\n") {
@@ -145,8 +151,9 @@ TEST_CASE("NVRTC compiles every CUDA template family through the glue, in proces
   CHECK(got.find("False") == std::string::npos);  // every cubin is an ELF image
 }
 
-TEST_CASE("a CUDA template kernel wrapped as ModelNew is valid Python, passes the static check and is labelled a kernel",
-          "[python][glue]") {
+TEST_CASE(
+    "a CUDA template kernel wrapped as ModelNew is valid Python, passes the static check and is labelled a kernel",
+    "[python][glue]") {
   if (no_torch_python()) return;
   const ProblemSpec spec = python::kernelbench_problem(test::source_path("problems/kernelbench-format/5_layernorm.py"));
   auto setup = cli::kernelbench_operator(spec, "cuda", resolve_hardware("cuda", "auto"), true, false);

@@ -75,6 +75,8 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
     std::string problem;
     EvalStatus status;
     std::set<std::string> reasons;
+    bool static_off = false;  // the static check off: the run-time check behind it must catch the cheater too
+    const char* message = "";  // a part of the message that says which check caught it
   };
   const std::vector<Case> cases = {
       {"try_except_fallback.py", kRelu, EvalStatus::rejected, {"fallback"}},
@@ -84,19 +86,34 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
       {"precision_downgrade.py", kSoftmax, EvalStatus::rejected, {"precision"}},
       {"patched_timer.py", kRelu, EvalStatus::rejected, {"timer"}},
       {"mutates_input.py", kRelu, EvalStatus::rejected, {"input_mutation"}},
-      // Cached by storage address: stale on the next trial if the allocator hands the address back, and
-      // always on the refill check (trial 0's tensors with new data).
-      {"cached_output.py", kSoftmax, EvalStatus::rejected, {"fresh_data", "pointer_reuse"}},
-      // Cached by (address, tensor._version): a refill written with copy_() would bump the version and pass.
-      {"cached_by_version.py", kSoftmax, EvalStatus::rejected, {"fresh_data", "pointer_reuse"}},
+      // Cached by input layout: trial 1 (new data) gets trial 0's answer.
+      {"cached_output.py", kSoftmax, EvalStatus::rejected, {"fresh_data"}},
+      // Cached by (address, tensor._version): the trials alternate between two input sets whose buffers the
+      // evaluator refills from its own process (no version bump), so trial 2 gets trial 0's answer.
+      {"cached_by_version.py", kSoftmax, EvalStatus::rejected, {"fresh_data"}},
       {"patched_event.py", kRelu, EvalStatus::rejected, {"timer"}},
       {"wrong_values.py", kSoftmax, EvalStatus::incorrect, {"mismatch"}},
+      // Each of these scored ok (the first five with 15-800x) before outputs came back as raw bytes, the
+      // evaluator bounded passes with its own clock, checked every timed call and refreshed the timing inputs,
+      // and the static check worked on the syntax tree.
+      {"pickled_output.py", kRelu, EvalStatus::rejected, {"outputs"}, false, "not a torch.Tensor"},
+      {"patched_runner_clock.py", kRelu, EvalStatus::rejected, {"timer"}, false, "__main__._clock"},
+      {"patched_runner_clock.py", kRelu, EvalStatus::rejected, {"timer"}, true, "outside wall clock"},
+      {"deferred_output.py", kRelu, EvalStatus::rejected, {"timer"}, false, "outside wall clock"},
+      {"unchecked_calls.py", kRelu, EvalStatus::rejected, {"timed_outputs"}},
+      {"cached_by_pointer_sampled.py", kSoftmax, EvalStatus::rejected, {"timed_outputs"}},
+      {"dynamic_precision.py", kRelu, EvalStatus::rejected, {"precision"}},
+      {"dynamic_import.py", kRelu, EvalStatus::rejected, {"threads"}},
+      {"dynamic_name.py", kRelu, EvalStatus::rejected, {"dynamic"}},
   };
   for (auto& c : cases) {
-    const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file);
-    INFO(c.file << ": " << status_name(r.status) << " [" << r.reason << "] " << r.message);
+    EvalOptions o = quick();
+    if (c.static_off) o.detectors.set(Detector::isolation, false);
+    const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, o);
+    INFO(c.file << (c.static_off ? " (static check off)" : "") << ": " << status_name(r.status) << " [" << r.reason << "] " << r.message);
     CHECK(r.status == c.status);
     CHECK(c.reasons.count(r.reason) == 1);
+    CHECK(r.message.find(c.message) != std::string::npos);
   }
 }
 

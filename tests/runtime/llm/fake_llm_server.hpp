@@ -29,6 +29,7 @@ class FakeLlmServer {
   struct Request {
     std::string target, body;
     std::map<std::string, std::string> headers;  // lower-case names
+    std::chrono::steady_clock::time_point at{};  // when it arrived
   };
 
   FakeLlmServer() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
@@ -115,7 +116,7 @@ class FakeLlmServer {
     Reply r;
     {
       std::lock_guard<std::mutex> l(mu_);
-      Request rec{std::string(req.target()), req.body(), {}};
+      Request rec{std::string(req.target()), req.body(), {}, std::chrono::steady_clock::now()};
       for (auto& f : req) {
         std::string n(f.name_string());
         for (auto& c : n) c = static_cast<char>(::tolower(c));

@@ -68,14 +68,23 @@ TEST_CASE("Anthropic Messages: headers, system prompt and content blocks", "[llm
 
 TEST_CASE("429 with Retry-After and 5xx are retried with back-off", "[llm]") {
   Server s;
-  s.push({429, "{\"error\":\"slow down\"}", {{"Retry-After", "0"}}});
+  s.push({429, "{\"error\":\"slow down\"}", {{"Retry-After", "1"}}});
   s.push({500, "oops"});
   s.push({503, "busy"});
   s.push({200, Server::openai_body("ok")});
-  auto r = client(config(s))->complete("s", "u");
+  auto c = config(s);
+  c.backoff_s = 0.1;  // waits 0.1 * 2^attempt after a 5xx
+  auto r = client(c)->complete("s", "u");
   REQUIRE(r);
   CHECK(r->attempts == 4);
-  CHECK(s.requests().size() == 4);
+  const auto req = s.requests();
+  REQUIRE(req.size() == 4);
+  // Measured on the server's clock: the pause before each retry is at least what was asked for
+  // (lower bounds only: a slow machine waits longer, never shorter).
+  auto gap = [&](size_t i) { return std::chrono::duration<double>(req[i].at - req[i - 1].at).count(); };
+  CHECK(gap(1) >= 0.95);  // Retry-After: 1
+  CHECK(gap(2) >= 0.19);  // after the 500 (attempt 1): 0.2 s
+  CHECK(gap(3) >= 0.39);  // after the 503 (attempt 2): 0.4 s
 }
 
 TEST_CASE("malformed JSON, empty choices and truncated bodies are errors after the retries", "[llm]") {

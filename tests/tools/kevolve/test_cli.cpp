@@ -27,8 +27,13 @@ const std::string src = KEVOLVE_SOURCE_DIR;
 }  // namespace
 
 TEST_CASE("kevolve without a subcommand or with a bad one fails with usage", "[cli]") {
-  CHECK(kevolve("").code == 2);
-  CHECK(kevolve("frobnicate").code == 2);
+  auto none = kevolve("");
+  CHECK(none.code == 2);
+  CHECK(none.out.find("A subcommand is required") != std::string::npos);
+  CHECK(none.out.find("--help") != std::string::npos);
+  auto bad = kevolve("frobnicate");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("--help") != std::string::npos);
   auto help = kevolve("--help");
   CHECK(help.code == 0);
   CHECK(help.out.find("eval") != std::string::npos);
@@ -41,6 +46,8 @@ TEST_CASE("kevolve eval names an unknown problem and a bad spec", "[cli]") {
   CHECK(r.out.find("no problem named 'nope'") != std::string::npos);
   r = kevolve("eval --problem " + src + "/problems/core/gelu/problem.toml --candidate /no/such/file.cpp");
   CHECK(r.code == 2);
+  CHECK(r.out.find("--candidate") != std::string::npos);  // names the option and the file
+  CHECK(r.out.find("/no/such/file.cpp") != std::string::npos);
   r = kevolve("eval --problem gelu --problems " + src + "/problems --candidate " + src +
               "/problems/core/gelu/naive.cpp --detector-off everything");
   CHECK(r.code == 2);
@@ -54,8 +61,10 @@ TEST_CASE("kevolve eval --json prints one object with the documented keys", "[cl
   INFO(r.out);
   CHECK(r.code == 0);
   for (const char* key : {"\"status\":\"ok\"", "\"speedup\":", "\"max_abs_err\":", "\"reference_ms\":",
-                          "\"candidate_ms\":", "\"message\":", "\"reference_threads\":", "\"candidate_threads\":"})
+                          "\"candidate_ms\":", "\"message\":", "\"reference_threads\":", "\"candidate_threads\":",
+                          "\"sandbox\":\""})
     CHECK(r.out.find(key) != std::string::npos);
+  CHECK(r.out.find("\"sandbox\":\"\"") == std::string::npos);  // the confinement in force is named
   CHECK(r.out.front() == '{');
 }
 
@@ -64,4 +73,5 @@ TEST_CASE("kevolve eval exits 0 on a candidate that fails, and says why", "[cli]
                    "/tests/backends/cpu/crashers/segfault.cpp");
   CHECK(r.code == 0);
   CHECK(r.out.find("runtime_error") != std::string::npos);
+  CHECK(r.out.find("signal 11") != std::string::npos);  // says why: the signal, by number and name
 }
