@@ -270,6 +270,13 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   {
     caf::scoped_actor self{sys};
     if (sh.cluster) caf::anon_send(sh.cluster, atoms::submit_atom::value, caf::actor_cast<caf::actor>(self));
+    // The node's network-facing actors: should either end, the node stops loudly (resumable), never
+    // serves on silently without them.
+    std::string cluster_down;
+    if (cl) {
+      self->monitor(sh.cluster);
+      self->monitor(gate);
+    }
     for (;;) {
       for (size_t i = 0; i < runs.size(); ++i) {
         RunningSearch& r = runs[i];
@@ -305,7 +312,17 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
               std::cerr << "kevolve node: submit " << path << ": " << r << "\n";
               return r;
             },
+            [&](caf::down_msg& dm) {
+              cluster_down =
+                  (dm.source == caf::actor_cast<caf::actor_addr>(gate) ? "the gatekeeper" : "the cluster registry");
+              cluster_down += " stopped (" + to_string(dm.reason) + ")";
+            },
             caf::after(std::chrono::milliseconds(0)) >> [] {});
+      if (!cluster_down.empty()) {
+        std::cerr << "\nkevolve node: " << cluster_down << "; stopping the node (the same command resumes it)\n";
+        interrupted = true;
+        break;
+      }
       bool all_done = true;
       for (auto& r : runs) all_done = all_done && r.done;
       if (all_done && !(cl && cl->stay)) break;

@@ -8,7 +8,9 @@
 #include <caf/io/all.hpp>
 #include <unistd.h>
 
+#include <atomic>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "actors/cluster/console_service.hpp"
@@ -40,6 +42,23 @@ bool ask(caf::actor_system& sys, const caf::actor& registry, const std::vector<s
             ok = false;
           });
   return ok;
+}
+
+// Watches the node's registry: the moment the connection to the node ends (the node was killed, the
+// network cut), `lost` is set and the console says so at once, instead of the next command waiting for
+// its timeout. Keep the returned handle: CAF ends an actor that nobody references.
+caf::actor watch(caf::actor_system& sys, const caf::actor& registry, std::shared_ptr<std::atomic<bool>> lost,
+                 const std::string& where) {
+  return sys.spawn([registry, lost, where](caf::event_based_actor* self) -> caf::behavior {
+    self->monitor(registry);
+    self->set_down_handler([self, lost, where](caf::down_msg& dm) {
+      lost->store(true);
+      std::cerr << "\nkevolve-console: lost the node at " << where << " (" << to_string(dm.reason)
+                << "); help still works, other commands reconnect first\n";
+      self->quit();
+    });
+    return {[](const std::string&) {}};
+  });
 }
 
 std::vector<std::string> split(const std::string& line) {
@@ -97,7 +116,8 @@ int main(int argc, char** argv) {
   }
   kevolve::configure_network(cfg, 1.0);
   caf::actor_system sys{cfg};
-  auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, {tls.cert, tls.key, tls.ca});
+  auto registry =
+      kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, {tls.cert, tls.key, tls.ca});
   if (!registry) {
     std::cerr << "kevolve-console: " << registry.error() << "\n";
     return 2;
@@ -107,12 +127,32 @@ int main(int argc, char** argv) {
   kevolve::console::LineEditor editor(kevolve::cluster::console_commands());
   const bool tty = isatty(0);
   if (tty) std::cout << "kevolve-console: connected to " << args[0] << " (help lists the commands, quit leaves)\n";
+  auto lost = std::make_shared<std::atomic<bool>>(false);
+  caf::actor current = *registry;
+  caf::actor watcher = watch(sys, current, lost, args[0]);  // held: an actor nobody references is ended
   for (std::string line; editor.read(tty ? "kevolve> " : "", line);) {
     auto w = split(line);
     if (w.empty()) continue;
     if (w[0] == "quit" || w[0] == "exit") break;
-    ask(sys, *registry, w, std::cout);
+    if (w[0] == "help") {  // answered here: it needs no node
+      std::cout << kevolve::cluster::console_command(w, kevolve::cluster::ClusterView{}) << std::flush;
+      continue;
+    }
+    if (lost->load()) {
+      auto again = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr,
+                                          {tls.cert, tls.key, tls.ca});
+      if (!again) {
+        std::cout << "error: the node at " << args[0] << " is gone (" << again.error() << "); not sent\n" << std::flush;
+        continue;
+      }
+      current = *again;
+      lost->store(false);
+      watcher = watch(sys, current, lost, args[0]);
+      std::cout << "kevolve-console: reconnected to " << args[0] << "\n";
+    }
+    ask(sys, current, w, std::cout);
     std::cout << std::flush;
   }
+  caf::anon_send_exit(watcher, caf::exit_reason::user_shutdown);  // else the actor system waits for it
   return 0;
 }

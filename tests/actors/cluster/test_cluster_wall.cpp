@@ -8,7 +8,9 @@
 #include <arpa/inet.h>
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -167,4 +169,58 @@ TEST_CASE("on a TLS node, 50 hostile connections drop no legitimate evaluator", 
   CHECK(scored(t.path + "/store").size() == 300);
   kill(ev, SIGTERM);
   CHECK(wait_exit(ev, 30) == 0);
+}
+
+TEST_CASE("the console notices a lost node at once, keeps help working, and reconnects when the node is back",
+          "[cluster][console]") {
+  TempDir t;
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = write_config(t.path, 50, port);  // no evaluator: the search waits, the node stays
+  const std::string node_log = t.path + "/node.log", con_log = t.path + "/console.log", fifo = t.path + "/in";
+  auto listening = [&] {
+    const std::string log = slurp(node_log);
+    size_t n = 0;
+    for (size_t p = 0; (p = log.find("listening on " + address, p)) != std::string::npos; ++p) ++n;
+    return n;
+  };
+  pid_t node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
+  REQUIRE(wait_for([&] { return listening() == 1; }, 30));
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const pid_t con = spawn({bin("kevolve-console"), address}, con_log, kSecret, fifo);
+  // The console's standard input, one command at a time (close-on-exec: the node started later must not hold
+  // it open, or the console would never see its end).
+  const int in = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(in >= 0);
+  auto send = [&](const std::string& line) { say(in, line + "\n"); };
+  auto shows = [&](const std::string& text) { return slurp(con_log).find(text) != std::string::npos; };
+
+  send("searches");
+  REQUIRE(wait_for([&] { return shows("cluster-test"); }, 30));
+  kill(node, SIGKILL);
+  waitpid(node, nullptr, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  REQUIRE(wait_for([&] { return shows("lost the node at " + address); }, 30));
+  const double noticed = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  INFO(slurp(con_log));
+  CHECK(noticed < 10);  // at once, not after the 30 s a request may wait
+  send("help");         // needs no node
+  REQUIRE(wait_for([&] { return shows("searches [--json]"); }, 10));
+  send("searches");  // the node is gone: said, not hung
+  REQUIRE(wait_for([&] { return shows("is gone"); }, 30));
+
+  node = spawn({bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"}, node_log);
+  REQUIRE(wait_for([&] { return listening() == 2; }, 30));
+  send("searches");
+  REQUIRE(wait_for([&] { return shows("reconnected to " + address); }, 30));
+  REQUIRE(wait_for(
+      [&] {
+        const std::string log = slurp(con_log);
+        return log.find("cluster-test", log.find("reconnected to")) != std::string::npos;
+      },
+      30));
+  close(in);  // end of input: the console leaves
+  CHECK(wait_exit(con, 30) == 0);
+  kill(node, SIGTERM);
+  wait_exit(node, 30);
 }

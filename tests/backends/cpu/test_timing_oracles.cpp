@@ -60,12 +60,14 @@ TEST_CASE("a kernel making four passes over its data is timed four times one pas
   const EvalResult four = eval_gelu(gelu_kernel(4, 0));
   INFO("one pass: " << one.candidate.median_ms << " ms, speedup " << one.speedup
                     << "; four passes: " << four.candidate.median_ms << " ms, speedup " << four.speedup);
+  // 4x, with room for a machine shared with other tests (each evaluation sees its own load); a clock that
+  // lies, timings swapped between the two sides or samples mixed between candidates land far outside.
   const double time_ratio = four.candidate.median_ms / one.candidate.median_ms;
-  CHECK(time_ratio > 3.0);
-  CHECK(time_ratio < 5.0);
+  CHECK(time_ratio > 2.5);
+  CHECK(time_ratio < 6.0);
   const double speedup_ratio = one.speedup / four.speedup;
-  CHECK(speedup_ratio > 3.0);
-  CHECK(speedup_ratio < 5.0);
+  CHECK(speedup_ratio > 2.5);
+  CHECK(speedup_ratio < 6.0);
   // The speedup is the reference's median over the candidate's, never the other way round.
   for (const EvalResult* r : {&one, &four}) {
     CHECK(r->speedup == Approx(r->reference.median_ms / r->candidate.median_ms).epsilon(1e-9));
