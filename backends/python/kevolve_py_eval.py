@@ -61,6 +61,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -611,7 +612,7 @@ def label_of(source):
 
 MAX_ANSWER = 1 << 20  # bytes of one answer line
 RUNNER_STATUSES = {"ok", "runtime_error", "rejected"}
-RUNNER_REASONS = {"exception", "load", "outputs"}
+RUNNER_REASONS = {"exception", "load", "outputs", "isolation"}
 
 
 class Runner:
@@ -627,9 +628,14 @@ class Runner:
         env["OMP_NUM_THREADS"] = str(threads)
         env["KEVOLVE_RUNNER_PARENT"] = str(os.getpid())
         self.log = tempfile.TemporaryFile()  # its stderr: a file, so that a chatty candidate never blocks on a full pipe
+        # Descriptors go to the runner over a socket pair (the memfd: a runner of another uid or user namespace
+        # cannot open it through /proc); the runner closes its end once the region is mapped.
+        self.fds, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env["KEVOLVE_RUNNER_FDS"] = str(theirs.fileno())
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "kevolve_py_runner.py"), candidate, device, str(threads)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=workdir, env=env,
-                                  start_new_session=True)
+                                  start_new_session=True, pass_fds=(theirs.fileno(),))
+        theirs.close()
         self.pending = b""
 
     def _signal(self, sig):
@@ -641,17 +647,19 @@ class Runner:
     def _readable(self, timeout):
         return bool(select.select([self.p.stdout], [], [], max(0.0, timeout))[0])
 
-    def ask(self, cmd, timeout=None):
+    def ask(self, cmd, timeout=None, fd=None):
         """Sends one command and returns its answer, checked: a dict with status (ok, runtime_error, rejected),
         reason, message and the command's own fields (ns, copied). A hang (killed after `timeout`, default the
         runner's), a death or a broken protocol comes back as the verdict it makes (timeout, runtime_error,
-        rejected with reason protocol)."""
+        rejected with reason protocol). `fd`, if given, is sent to the runner with the command."""
         limit = timeout or self.timeout
         nonce = secrets.token_hex(8)
         if self.pending or (self.p.poll() is None and self._readable(0)):
             return self._protocol("it wrote to its answer pipe between commands")
         self._signal(signal.SIGCONT)
         try:
+            if fd is not None:
+                socket.send_fds(self.fds, [b"f"], [fd])
             self.p.stdin.write((json.dumps(dict(cmd, nonce=nonce)) + "\n").encode())
             self.p.stdin.flush()
         except OSError:
@@ -686,12 +694,19 @@ class Runner:
         for key in ("ns", "copied"):
             if key in r:
                 out[key] = r[key]
+        if isinstance(r.get("sandbox"), str):  # told by the runner before any candidate code ran in it
+            out["sandbox"] = r["sandbox"][:500]
         return out
 
     def _died(self):
-        """The verdict for a runner found dead, with its stderr's tail."""
+        """The verdict for a runner found dead, with its stderr's tail: killed by its seccomp filter (SIGSYS), a
+        system call the sandbox forbids, `rejected [isolation]`; else a `runtime_error`."""
         self.kill()
         code = self.p.returncode
+        if code == -signal.SIGSYS:
+            return {"status": "rejected", "reason": "isolation",
+                    "message": "the candidate's process made a system call its sandbox forbids (killed by seccomp, SIGSYS)%s"
+                               % (": " + self.stderr_tail().strip()[-500:] if self.stderr_tail().strip() else "")}
         how = "signal %s" % signal.Signals(-code).name if code is not None and code < 0 and -code in signal.valid_signals() else "exit %s" % code
         return {"status": "runtime_error", "reason": "exception",
                 "message": "the candidate's process died (%s): %s" % (how, self.stderr_tail().strip())}
@@ -714,6 +729,7 @@ class Runner:
         """Kills the runner's process group and drops its log."""
         self.kill()
         self.log.close()
+        self.fds.close()
 
     def stderr_tail(self):
         """The last 2000 bytes the runner wrote to stderr (the candidate's own prints among them)."""
@@ -861,7 +877,7 @@ class SharedSets:
         self.set_bytes = max(rt.ALIGN, off)
         self.size = self.set_bytes * nsets
         self.bytes_moved = sum(x.numel() * x.element_size() for x in list(inputs) + list(outputs) if isinstance(x, torch.Tensor))
-        self._free, self._fd, self._mm = None, None, None
+        self._free, self._fd, self._mm, self.fd = None, None, None, None
         if dev.type == "cuda":
             region, handle, self._free = rt.cuda_exported(self.size, dev)
             self.memory = {"kind": "cuda", "handle": base64.b64encode(handle).decode(), "size": self.size}
@@ -870,7 +886,8 @@ class SharedSets:
             self._fd = os.memfd_create("kevolve-io")
             os.ftruncate(self._fd, self.size)
             region = self._mm = mmap.mmap(self._fd, self.size)
-            self.memory = {"kind": "cpu", "path": "/proc/%d/fd/%d" % (os.getpid(), self._fd), "size": self.size}
+            self.memory = {"kind": "cpu", "size": self.size}  # the memfd itself goes with the command (Runner.ask)
+            self.fd = self._fd
             self.transport = "shared memory (memfd)"
         self.inputs = [[rt.carve(region, k * self.set_bytes + s["offset"], s, dev) if "value" not in s else None for s in self.in_specs]
                        for k in range(nsets)]
@@ -1125,9 +1142,10 @@ def compile_cache_put(path, key, value):
 
 # ---- evaluation ---------------------------------------------------------------------------------------
 
-# What confines the runner today (reported as "sandbox"): not yet the sandbox of the trust split.
-SANDBOX = ("none: same uid, no namespaces, seccomp or resource limits; a process group of its own, stopped between "
-           "commands, killed with the evaluator")
+# Reported as "sandbox" until the runner says what it put in force (its answer to `confine`, given before any
+# candidate code ran in it; see kevolve_py_runner.py, "the sandbox").
+SANDBOX_NONE = "none: the runner was not confined (it ended before its sandbox was set up)"
+NOBODY = 65534  # the runner's uid once confined (kevolve_py_runner.NOBODY)
 TIMER_SLACK_NS = 3e6  # per pass: the round trip, waking the runner, its final synchronisation
 PASS_NS = 10e6        # timed work per pass, after the first two (one call per input set)
 
@@ -1194,6 +1212,12 @@ def evaluate(a):
         dev = torch.device("cuda", torch.cuda.current_device())
         res["core"] = pin_to_one_core()
     work = tempfile.mkdtemp(prefix="kevolve-py-")
+    scratch = os.path.join(work, "scratch")  # the runner's only writable folder (TMPDIR: a kernel's build)
+    os.mkdir(scratch, 0o700)
+    if os.geteuid() == 0:  # the runner becomes nobody: it may enter `work` (not list it) and write `scratch`
+        os.chown(scratch, NOBODY, NOBODY)
+        os.chmod(work, 0o711)
+    res["sandbox"] = SANDBOX_NONE
     held = {}  # what _evaluate started: the runner, the shared sets
     try:
         _evaluate(a, res, on, problem, dev, work, held)
@@ -1222,11 +1246,6 @@ def _evaluate(a, res, on, problem, dev, work, held):
     torch.manual_seed(a.seed)
     model = problem.Model(*init).to(dev).eval()
     torch.save({"init": init, "state": model.state_dict(), "seed": a.seed}, os.path.join(work, "model.pt"))
-    runner = held["runner"] = take_runner(os.path.abspath(a.candidate), work, a.device, a.threads, a.timeout)
-    r = runner.ask({"op": "load", "model": os.path.join(work, "model.pt")}, timeout=max(60, a.timeout))
-    if r["status"] != "ok":
-        raise _Verdict(r["status"], "load" if r["status"] != "rejected" else r["reason"], "loading ModelNew: " + r["message"])
-
     base_seed = a.seed * 1000003
     trial_seed = lambda t: base_seed + (t if on("fresh_data") else 0)
     timing_seed = lambda p, k: base_seed + (100003 + p * MAX_SETS + k if on("fresh_data") else 0)
@@ -1251,9 +1270,18 @@ def _evaluate(a, res, on, problem, dev, work, held):
     wanted = max(a.sets, 2, -(-int(PASS_NS) // max(1, ref_ns)))  # enough sets for a pass of PASS_NS at the reference's speed
     nsets = count_sets(2 * in_bytes + out_bytes + 2 * rt.ALIGN * (len(first) + len(first_exp)), dev, wanted)
     sets = held["sets"] = SharedSets(first, first_exp, nsets, dev)
-    _ok(runner.ask(sets.describe(), timeout=max(60, a.timeout)), "mapping the shared buffers")
+
+    # The runner maps the region, confines itself (and says how), and only then imports the candidate.
+    runner = held["runner"] = take_runner(os.path.abspath(a.candidate), work, a.device, a.threads, a.timeout)
+    _ok(runner.ask(sets.describe(), timeout=max(60, a.timeout), fd=sets.fd), "mapping the shared buffers")
     res["transport"] = sets.transport
-    res["sandbox"] = SANDBOX
+    r = runner.ask({"op": "confine", "model": os.path.join(work, "model.pt"), "memory_mb": a.memory_mb}, timeout=max(60, a.timeout))
+    if r["status"] != "ok" or "sandbox" not in r:
+        raise _Verdict("harness_error", "sandbox", "confining the runner: %s" % (r["message"] or "it did not say how"))
+    res["sandbox"] = r["sandbox"]
+    r = runner.ask({"op": "load"}, timeout=max(60, a.timeout))
+    if r["status"] != "ok":
+        raise _Verdict(r["status"], "load" if r["status"] != "rejected" else r["reason"], "loading ModelNew: " + r["message"])
 
     rng = torch.Generator()
     rng.manual_seed(secrets.randbits(63))  # positions and choices nobody can predict, drawn after each answer
@@ -1452,6 +1480,8 @@ def arguments():
     ap.add_argument("--max-reps", type=int, default=1000)
     ap.add_argument("--min-time", type=float, default=0.3, help="seconds of timed runs per side, at least")
     ap.add_argument("--timeout", type=float, default=30, help="wall-clock seconds one command of the runner may take")
+    ap.add_argument("--memory-mb", type=int, default=4096, help="address space the runner may add after start-up, in MiB "
+                    "(RLIMIT_AS on the CPU, with 1 GiB and 72 MiB per thread of room)")
     ap.add_argument("--detector-off", action="append", default=[], choices=DETECTORS)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--compile-cache", default="", help="JSON file keeping the reference's torch.compile timing per problem, "

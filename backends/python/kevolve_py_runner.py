@@ -5,7 +5,7 @@ This is the untrusted side of the trust split: the candidate's code runs here, s
 is believed. It receives the constructor arguments and the reference's weights (a torch.save file the
 evaluator wrote: the trusted-to-untrusted direction, read with weights_only where torch has it), then maps
 the evaluator's buffers: the input sets and, per set, one output slot per output, all in memory the evaluator
-allocated and shares (CPU: a memfd opened through /proc; CUDA: one device allocation opened by its IPC
+allocated and shares (CPU: a memfd the evaluator sends over a socket pair; CUDA: one device allocation opened by its IPC
 handle). The evaluator writes the inputs there; the runner writes every call's outputs into the slots of that
 call's set, after checking that each is a torch.Tensor of the slot's dtype, shape and device (else it answers
 `rejected`, reason `outputs`). Answers are JSON lines only, each echoing its request's nonce; no object of the
@@ -14,9 +14,12 @@ checked: the evaluator chooses them after the answer, and keeps this process sto
 
 Commands (JSON lines on stdin; answers on the original stdout, the candidate's own prints go to stderr):
   open {candidate, work}       a standby runner (started with "-") learns its one candidate
-  load {model}                 imports the candidate, builds ModelNew under the evaluator's seed with the
-                               reference's weights wherever names and shapes match
-  bind {memory, layout, set_offsets}   maps the shared buffers
+  bind {memory, layout, set_offsets}   maps the shared buffers (CPU: the memfd comes with it over the socket pair
+                               whose end is fd $KEVOLVE_RUNNER_FDS; closed once received)
+  confine {model, memory_mb}   reads the candidate's source and the reference's weights (`model`, a torch.save
+                               file), then confines itself (see "the sandbox" below); answers {"sandbox": level}
+  load {}                      imports the candidate, builds ModelNew under the evaluator's seed with the
+                               reference's weights wherever names and shapes match; then the last seccomp stage
   run {set, values?}           one call on input set `set`; outputs into its slots
   time {sets, values?}         one timed call per listed set, in order (timed_calls); answers {"ns": [...]}
 `values` carries the non-tensor inputs of sets the evaluator refilled, as {"SET": [value or null per input]}.
@@ -28,14 +31,67 @@ under main().
 import base64
 import ctypes
 import gc
-import importlib.util
 import json
 import mmap
 import os
+import resource
+import signal
+import socket
 import sys
+import tempfile
 import time
+import types
 
 _clock = time.perf_counter_ns  # bound before any candidate code runs; looked up per `time` command
+
+NOBODY = 65534
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+_namespaces = ("none", "the runner was not started as a process of its own")  # set by enter_namespaces()
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _errno_text():
+    return os.strerror(ctypes.get_errno())
+
+
+def enter_namespaces():
+    """Runs first in the runner process, while it has one thread. Root: own network, IPC and UTS namespaces (the
+    uid changes in confine(), once what only root may open is open). Not root: a user namespace (with those three)
+    in which this process is uid/gid 65534, the evaluator's uid outside. Records (kind, detail) in _namespaces:
+    kind "root" (detail: "" or why unshare failed), "userns", or "none" (detail: why)."""
+    global _namespaces
+    libc = _libc()
+    flags = 0x40000000 | 0x08000000 | 0x04000000  # CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if os.geteuid() == 0:
+        _namespaces = ("root", "" if libc.unshare(flags) == 0 else _errno_text())
+        return
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(flags | 0x10000000) != 0:  # CLONE_NEWUSER
+        _namespaces = ("none", "user namespaces refused: " + _errno_text())
+        return
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (NOBODY, uid)), ("gid_map", "%d %d 1" % (NOBODY, gid))):
+            with open("/proc/self/" + name, "w") as f:
+                f.write(text)
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+    except OSError as e:
+        _namespaces = ("none", "user namespace id maps: %s" % e)
+        return
+    _namespaces = ("userns", "")
+
+
+
+if __name__ == "__main__":  # the runner process (not the evaluator, which imports this module): before torch's threads
+    if len(sys.argv) > 2 and sys.argv[2].startswith("cuda"):
+        # On a GPU the runner keeps the evaluator's namespaces and uid: CUDA IPC needs the evaluator's IPC
+        # namespace, and a uid change after the driver started has not been run on a GPU. Said in the level.
+        _namespaces = ("none", "CUDA device: no namespaces or uid change with the CUDA driver yet")
+    else:
+        enter_namespaces()
 
 import torch  # noqa: E402
 
@@ -201,6 +257,255 @@ def cuda_imported(handle):
     return ptr.value
 
 
+# ---- the sandbox: the runner confines itself before any candidate code runs ---------------------------------
+# As kevolve-cpu-runner does (backends/cpu/runner/sandbox.cpp; docs/evaluation.md, "Threat model of the CPU
+# runner"): another uid without capabilities in empty network, IPC and UTS namespaces, resource limits, and on the
+# CPU a seccomp filter in two stages (libseccomp through ctypes). Order in the runner process:
+#   start (one thread)  enter_namespaces(): network + IPC + UTS namespaces (root), or a user namespace in which it
+#                       is nobody (not root); unshare acts on the calling thread only, so this runs before torch
+#                       starts its threads
+#   bind                the shared region is mapped (its memfd comes over a socket pair, closed then)
+#   confine             the candidate's source and the reference's weights are read; then uid/gid 65534 (root),
+#                       limits, and seccomp stage 1: a deny-list that kills what an escape needs and no compiler
+#                       does, for the candidate's import and constructor (which may build its kernel: the compiler
+#                       runs as child processes under it)
+#   load                the candidate is imported and built; then no process of its own may be left, and seccomp
+#                       stage 2, an allow-list (no processes, no file writes, no sockets), holds until the end
+# On CUDA the driver needs ioctls and mappings of device files, untested here: identity and limits only (no
+# RLIMIT_AS, which CUDA's reservations exceed; no seccomp), and the level says so.
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities():
+    """Empties this process's capability sets (in a user namespace, its first process keeps all of them however
+    its uid is mapped). True when done."""
+    hdr, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3
+    return _libc().capset(ctypes.byref(hdr), data) == 0
+
+
+def drop_identity():
+    """Makes the runner nobody without capabilities (after enter_namespaces). Returns the identity part of the
+    sandbox level; raises OSError when a step that must work fails."""
+    kind, detail = _namespaces
+    libc = _libc()
+    if kind == "root":
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)  # glibc applies it to every thread
+        if os.getresuid() != (NOBODY,) * 3 or os.getresgid() != (NOBODY,) * 3 or os.getgroups():
+            raise OSError("the uid did not change")
+        level = "uid %d without capabilities or groups" % NOBODY + (
+            ", own network + IPC + UTS namespaces (no network)" if not detail else ", shared network (unshare refused: %s)" % detail)
+    elif kind == "userns":
+        if not _drop_capabilities():
+            raise OSError("capset: " + _errno_text())
+        level = ("user namespace (nobody without capabilities; the evaluator's uid outside, yet its /proc was refused "
+                 "in a test), own network + IPC + UTS namespaces (no network)")
+    else:
+        level = "same uid %d as the evaluator (not root, %s)" % (os.getuid(), detail)
+    # A change of uid makes the process non-dumpable (its /proc/self would be root's) and clears the parent-death
+    # signal: both set again. ptrace and process_vm_* stay forbidden by seccomp.
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # a process the candidate leaves behind stays this one's child
+    return level
+
+
+FILE_LIMIT = 64 << 20  # RLIMIT_FSIZE: the kernel build in the scratch folder, and the log (stderr is a file)
+
+
+def limit_resources(dev, memory_mb, threads):
+    """RLIMIT_CORE 0, RLIMIT_NPROC 4096 (per uid: a thread or fork bomb fails instead of exhausting the machine),
+    RLIMIT_FSIZE (64 MiB; SIGXFSZ ignored, so an over-long write fails instead of killing), and on the CPU
+    RLIMIT_AS: the present address space + `memory_mb` + room for thread stacks and malloc arenas. Returns the
+    limits' part of the sandbox level."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NPROC, (4096, 4096))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+    names = ["NPROC", "CORE", "FSIZE"]
+    if dev.type != "cuda":
+        vm = 0
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    vm = int(line.split()[1]) * 1024
+        room = (1 << 30) + max(1, threads) * (72 << 20)  # per thread: an 8 MiB stack, a 64 MiB malloc arena
+        total = vm + (int(memory_mb) << 20) + room
+        resource.setrlimit(resource.RLIMIT_AS, (total, total))
+        names.insert(0, "AS")
+    return "RLIMIT_" + "/".join(names)
+
+
+# libseccomp (through ctypes: seccomp_rule_add_array, not the variadic seccomp_rule_add).
+SCMP_ACT_KILL_PROCESS, SCMP_ACT_ALLOW = 0x80000000, 0x7FFF0000
+SCMP_CMP_NE, SCMP_CMP_EQ, SCMP_CMP_MASKED_EQ = 1, 4, 7
+SCMP_FLTATR_CTL_TSYNC, SCMP_FLTATR_CTL_OPTIMIZE = 4, 8
+
+
+def SCMP_ACT_ERRNO(e):
+    return 0x00050000 | (e & 0xFFFF)
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("a", ctypes.c_uint64), ("b", ctypes.c_uint64)]
+
+
+class _Filter:
+    """One seccomp filter under construction: allow/kill/fail rules, then load() (on every thread: TSYNC)."""
+
+    def __init__(self, default):
+        lib = self.lib = ctypes.CDLL("libseccomp.so.2")
+        lib.seccomp_init.restype = ctypes.c_void_p
+        lib.seccomp_init.argtypes = [ctypes.c_uint32]
+        lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+        lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+        lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+        lib.seccomp_load.argtypes = [ctypes.c_void_p]
+        lib.seccomp_release.argtypes = [ctypes.c_void_p]
+        self.ctx = lib.seccomp_init(default)
+        if not self.ctx:
+            raise OSError("seccomp_init failed")
+
+    def rule(self, action, names, *conds):
+        """`action` for each system call of `names` (unknown to this kernel's table: skipped) when all `conds`
+        ((arg, op, a, b) tuples) hold."""
+        arr = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
+        for name in names.split():
+            nr = self.lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:
+                continue
+            rc = self.lib.seccomp_rule_add_array(self.ctx, action, nr, len(conds), arr)
+            if rc != 0:
+                raise OSError("seccomp rule for %s: %s" % (name, os.strerror(-rc)))
+
+    def load(self):
+        try:
+            rc = self.lib.seccomp_attr_set(self.ctx, SCMP_FLTATR_CTL_TSYNC, 1)  # every thread, torch's pool too
+            if rc != 0:
+                raise OSError("seccomp TSYNC: " + os.strerror(-rc))
+            self.lib.seccomp_attr_set(self.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)  # a binary tree: cheaper per call (optional)
+            rc = self.lib.seccomp_load(self.ctx)  # sets no_new_privs first
+            if rc != 0:
+                raise OSError("seccomp_load: " + os.strerror(-rc))
+        finally:
+            self.lib.seccomp_release(self.ctx)
+
+
+# Killed in both stages: what an escape needs and neither Python, torch nor a compiler does. Sockets (the network
+# namespace is empty anyway), tracing and other processes' memory, devices and FIFOs, extended attributes,
+# io_uring (which would bypass the filter), scheduling (own threads' affinity aside), mounts, namespaces, BPF,
+# perf, userfaultfd, keys, modules, uid changes.
+_KILL_ALWAYS = ("socket connect bind listen accept accept4 ptrace process_vm_readv process_vm_writev pidfd_getfd "
+                "pidfd_send_signal kcmp process_madvise mknod mknodat setxattr lsetxattr fsetxattr removexattr "
+                "lremovexattr fremovexattr io_uring_setup io_uring_enter io_uring_register setpriority "
+                "sched_setscheduler sched_setparam sched_setattr ioprio_set mount umount2 chroot pivot_root setns "
+                "unshare fsopen fsmount move_mount open_tree bpf perf_event_open userfaultfd keyctl add_key request_key "
+                "init_module finit_module delete_module kexec_load kexec_file_load name_to_handle_at open_by_handle_at "
+                "setuid setgid setreuid setregid setresuid setresgid setgroups setfsuid setfsgid capset iopl ioperm "
+                "modify_ldt pkey_mprotect pkey_alloc")
+
+
+def _kill_signals_to_evaluator(f):
+    """Signals and affinity aimed at the evaluator (its pid or process group) or at everyone (-1) kill. pid_t is
+    32 bits: compared under a 32-bit mask, whatever the register's upper half holds."""
+    ppid = os.getppid()
+    for target in (ppid, -ppid & 0xFFFFFFFF, 0xFFFFFFFF):
+        f.rule(SCMP_ACT_KILL_PROCESS, "kill tkill tgkill sched_setaffinity", (0, SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, target))
+
+
+def seccomp_stage1():
+    """Before the candidate's import: everything is allowed (it may build its kernel with a compiler, as child
+    processes) except _KILL_ALWAYS and signals or affinity aimed at the evaluator, which kill."""
+    f = _Filter(SCMP_ACT_ALLOW)
+    f.rule(SCMP_ACT_KILL_PROCESS, _KILL_ALWAYS)
+    _kill_signals_to_evaluator(f)
+    f.load()
+
+
+_ALLOW = ("read readv pread64 preadv write writev pwrite64 lseek close dup fstat newfstatat statx stat lstat "
+          "getdents64 readlink readlinkat access faccessat faccessat2 getcwd fcntl fstatfs statfs fadvise64 munmap "
+          "mremap madvise brk mincore futex futex_waitv set_robust_list get_robust_list rseq set_tid_address exit "
+          "exit_group rt_sigaction rt_sigprocmask rt_sigreturn rt_sigtimedwait sigaltstack getpid gettid getppid "
+          "getpgrp getpgid getsid getuid geteuid getgid getegid getresuid getresgid getgroups sched_yield "
+          "sched_getaffinity sched_getparam sched_getscheduler sched_getattr sched_get_priority_max "
+          "sched_get_priority_min getpriority getcpu clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday "
+          "time times getrandom getrlimit getrusage sysinfo uname membarrier arch_prctl prctl poll ppoll select "
+          "pselect6 get_mempolicy restart_syscall")
+# Killed after the candidate is built: processes and exec, the rest of the socket calls, signals to anyone,
+# file creation, removal and changes, memfd, splicing, SysV IPC.
+_KILL_AFTER_LOAD = ("fork vfork execve execveat socketpair sendto sendmsg sendmmsg recvfrom recvmsg recvmmsg kill tkill "
+                    "pidfd_open creat unlink unlinkat rename renameat renameat2 mkdir mkdirat rmdir truncate ftruncate "
+                    "fallocate link linkat symlink symlinkat chmod fchmod fchmodat chown fchown lchown fchownat utime "
+                    "utimes utimensat futimesat memfd_create memfd_secret splice tee vmsplice sendfile copy_file_range "
+                    "shmget shmat shmctl msgget msgsnd msgrcv semget semop mq_open seccomp personality")
+
+
+def seccomp_stage2(jit):
+    """After the candidate is built, stacked on stage 1 (a filter can only be added): an allow-list. Any system call
+    not allowed fails with EPERM; the named ones kill; files open for reading only (any write flag kills); threads
+    (clone with CLONE_THREAD) but no processes; executable mappings only of files (libraries), never anonymous ones,
+    and, unless `jit` (oneDNN's JIT), no memory made executable by mprotect; signals only within this process;
+    affinity of its own threads only."""
+    import errno
+    f = _Filter(SCMP_ACT_ERRNO(errno.EPERM))
+    f.rule(SCMP_ACT_ALLOW, _ALLOW)
+    f.rule(SCMP_ACT_KILL_PROCESS, _KILL_ALWAYS + " " + _KILL_AFTER_LOAD)
+    f.rule(SCMP_ACT_ALLOW, "tgkill", (0, SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, os.getpid()))  # abort(), own threads
+    f.rule(SCMP_ACT_ALLOW, "sched_setaffinity", (0, SCMP_CMP_EQ, 0, 0))
+    f.rule(SCMP_ACT_ALLOW, "prlimit64", (0, SCMP_CMP_EQ, 0, 0))  # its own (lowering only: raising needs a capability)
+    f.rule(SCMP_ACT_ALLOW, "prlimit64", (2, SCMP_CMP_EQ, 0, 0))  # reading any
+    write = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    f.rule(SCMP_ACT_ALLOW, "open", (1, SCMP_CMP_MASKED_EQ, write, 0))
+    f.rule(SCMP_ACT_ALLOW, "openat", (2, SCMP_CMP_MASKED_EQ, write, 0))
+    for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
+        f.rule(SCMP_ACT_KILL_PROCESS, "open", (1, SCMP_CMP_MASKED_EQ, flag, flag))
+        f.rule(SCMP_ACT_KILL_PROCESS, "openat", (2, SCMP_CMP_MASKED_EQ, flag, flag))
+    f.rule(SCMP_ACT_ERRNO(errno.ENOSYS), "openat2 clone3")  # arguments in memory seccomp cannot read: glibc falls back
+    CLONE_THREAD = 0x00010000
+    f.rule(SCMP_ACT_ALLOW, "clone", (0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
+    f.rule(SCMP_ACT_KILL_PROCESS, "clone", (0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0))
+    PROT_EXEC, MAP_ANONYMOUS = 0x4, 0x20
+    f.rule(SCMP_ACT_ALLOW, "mmap", (2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0))
+    f.rule(SCMP_ACT_ALLOW, "mmap", (2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), (3, SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0))
+    f.rule(SCMP_ACT_KILL_PROCESS, "mmap", (2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), (3, SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS))
+    if jit:  # oneDNN generates its kernels (convolutions, GELU, ...) into heap memory it makes RWX with mprotect
+        f.rule(SCMP_ACT_ALLOW, "mprotect")
+    else:
+        f.rule(SCMP_ACT_ALLOW, "mprotect", (2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0))
+        f.rule(SCMP_ACT_KILL_PROCESS, "mprotect", (2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC))
+    f.load()
+
+
+def jit_memory():
+    """Whether torch's CPU kernels need executable heap memory: oneDNN (mkldnn) JIT-compiles its kernels."""
+    return bool(torch.backends.mkldnn.is_available())
+
+
+def reap_strays():
+    """Kills the processes the candidate's import left behind (this process is their subreaper, so they are its
+    children however they were started). Returns how many there were."""
+    strays = set()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/children" % tid) as f:
+                strays.update(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    for pid in strays:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return len(strays)
+
+
 # ---- the runner process ------------------------------------------------------------------------------------
 
 class _Rejected(Exception):
@@ -238,7 +543,11 @@ class _Io:
     def __init__(self, cmd, dev):
         mem = cmd["memory"]
         if mem["kind"] == "cpu":
-            fd = os.open(mem["path"], os.O_RDWR)
+            with socket.socket(fileno=int(os.environ["KEVOLVE_RUNNER_FDS"])) as chan:  # the evaluator's memfd
+                fds = socket.recv_fds(chan, 1, 1)[1]
+            if len(fds) != 1:
+                raise RuntimeError("the evaluator sent no memory descriptor")
+            fd = fds[0]
             try:  # populated now: no page fault of this mapping lands in a timed pass
                 region = mmap.mmap(fd, mem["size"], flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
             finally:
@@ -246,6 +555,7 @@ class _Io:
         else:
             torch.zeros(1, device=dev)  # torch's context for the device is current on this thread
             region = cuda_imported(base64.b64decode(mem["handle"]))
+            os.close(int(os.environ["KEVOLVE_RUNNER_FDS"]))  # the evaluator's socket pair: not needed on CUDA
         layout = cmd["layout"]
         self.inputs, self.slots, self.values = [], [], []
         for off in cmd["set_offsets"]:
@@ -291,6 +601,7 @@ def main():
         dev = torch.device("cuda", torch.cuda.current_device())
         torch.zeros(1, device=dev)  # the device's context, before the candidate's clock starts
     model, io, flush = None, None, None
+    sandbox, source, weights = None, None, None  # the sandbox level once confined; what confine read for load
     for line in sys.stdin:
         cmd = json.loads(line)
         op, nonce = cmd.get("op"), cmd.get("nonce")
@@ -307,22 +618,54 @@ def main():
                 path = cmd["candidate"]
                 os.chdir(cmd["work"])
                 answer(status="ok", message="")
+            elif op == "confine":  # before the candidate: what only the evaluator's uid may read, then the sandbox
+                if sandbox is not None:
+                    raise RuntimeError("this runner is confined already")
+                with open(path) as f:
+                    source = f.read()
+                try:
+                    weights = torch.load(cmd["model"], weights_only=True)
+                except Exception:  # a torch without weights_only, or init args it refuses (torch 1.13: floats)
+                    weights = torch.load(cmd["model"])  # the evaluator's file, read before any candidate code
+                scratch = os.path.join(os.getcwd(), "scratch")  # the evaluator made it writable for the runner
+                for var in ("TMPDIR", "TORCH_EXTENSIONS_DIR"):
+                    os.environ[var] = scratch
+                tempfile.tempdir = scratch
+                sys.dont_write_bytecode = True  # no __pycache__ writes (file writes kill after the load)
+                try:
+                    level = drop_identity() + ", " + limit_resources(dev, cmd.get("memory_mb", 4096), threads)
+                    if dev.type == "cuda":
+                        level += ", no seccomp on CUDA (the driver's ioctls and device mappings; RLIMIT_AS neither)"
+                    else:
+                        seccomp_stage1()
+                        level += ", seccomp (a deny-list while ModelNew is imported and built, then an allow-list%s)" % (
+                            "; mprotect may make memory executable, for oneDNN's JIT" if jit_memory() else "")
+                except OSError as e:
+                    answer(status="runtime_error", reason="exception", message="the sandbox could not be set up: %s" % e)
+                    return
+                sandbox = level
+                answer(status="ok", sandbox=level, message="")
             elif op == "load":
-                spec = importlib.util.spec_from_file_location("kevolve_candidate", path)
-                mod = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(mod)
+                if sandbox is None:
+                    raise RuntimeError("the runner loads a candidate only once confined")
+                mod = types.ModuleType("kevolve_candidate")
+                mod.__file__ = path
+                exec(compile(source, path, "exec"), mod.__dict__)
                 if not hasattr(mod, "ModelNew"):
                     answer(status="runtime_error", reason="load", message="the candidate defines no ModelNew")
                     continue
-                try:
-                    m = torch.load(cmd["model"], weights_only=True)
-                except Exception:  # a torch without weights_only, or init args it refuses (torch 1.13: floats)
-                    m = torch.load(cmd["model"])  # the evaluator's file, read in this (untrusted) process only
+                m, weights = weights, None
                 torch.manual_seed(m["seed"])
                 model = mod.ModelNew(*m["init"]).to(dev).eval()
                 mine = model.state_dict()
                 same = {k: v for k, v in m["state"].items() if k in mine and mine[k].shape == v.shape}
                 model.load_state_dict(same, strict=False)  # the reference's weights wherever the names match
+                strays = reap_strays()
+                if strays:
+                    answer(status="rejected", reason="isolation", message="loading ModelNew left %d process(es) running" % strays)
+                    return
+                if dev.type != "cuda":
+                    seccomp_stage2(jit_memory())
                 answer(status="ok", copied=len(same), message="")
             elif op == "bind":
                 io = _Io(cmd, dev)
