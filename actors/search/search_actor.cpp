@@ -22,6 +22,7 @@ struct SearchState {
   int64_t making = 0;     // proposals at the operator
   int operator_requests = 0;
   int make_failures = 0;               // consecutive proposals that gave no new child
+  std::string last_make_error;         // the operator's last error, said when the search stops for it
   std::vector<uint64_t> known_unsent;  // node ids the operator has not been told about
   StoreBatch uncommitted;              // new nodes waiting for the next commit
   std::vector<NodeTask> uncommitted_tasks;
@@ -140,6 +141,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     if (!r.stop.empty()) stop_reason = r.stop;
     if (!r.ok || st.graph.has_params(r.params)) {
       ++st.make_failures;
+      if (!r.ok && !r.error.empty()) st.last_make_error = r.error;
       continue;
     }
     st.make_failures = 0;
@@ -159,7 +161,9 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate,
                                     st.s.config.eval, st.s.config.device_class});
   }
-  if (st.make_failures > 200) stop(self, "the operator cannot propose anything new");
+  if (st.make_failures > 200)
+    stop(self, "the operator cannot propose anything new" +
+                   (st.last_make_error.empty() ? std::string() : " (its last error: " + st.last_make_error + ")"));
   commit(self);
   if (!stop_reason.empty()) stop(self, stop_reason);
   fill(self);
