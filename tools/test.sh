@@ -15,8 +15,8 @@ rc=$?
 set -e
 echo "tests: $(( $(date +%s) - start )) s"
 # What was skipped here, and why (tests print "KEVOLVE-SKIPPED: <why>"; ctest lists them as Skipped).
-if grep -q "KEVOLVE-SKIPPED" build/Testing/Temporary/LastTest.log 2>/dev/null; then
+if grep -q "^KEVOLVE-SKIPPED: " build/Testing/Temporary/LastTest.log 2>/dev/null; then
   echo "skipped on this machine:"
-  grep -h "KEVOLVE-SKIPPED" build/Testing/Temporary/LastTest.log | sed 's/^.*KEVOLVE-SKIPPED: /  /' | sort | uniq -c
+  grep -h "^KEVOLVE-SKIPPED: " build/Testing/Temporary/LastTest.log | sed 's/^KEVOLVE-SKIPPED: /  /' | sort | uniq -c
 fi
 exit $rc
