@@ -69,7 +69,7 @@ void run_evaluator(const EvaluatorOptions& o) {
   int code = 0;
   while (!stopping(o)) {
     JoinError why;
-    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, {tls.cert, tls.key, tls.ca});
+    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, tls);
     if (!registry) {
       if (why.refused) {
         std::cerr << "kevolve evaluator: " << registry.error() << "\n";

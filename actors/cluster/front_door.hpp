@@ -24,9 +24,15 @@
 
 namespace kevolve::cluster {
 
+// Certificate, key and CA file of TLS between cluster processes: all three, or TLS is off.
 struct DoorTls {
   std::string cert, key, ca;  // all three (TLS with certificates of one CA on both sides), or none
   bool on() const { return !cert.empty(); }
+  // Some but not all three given: refused (without a CA the peer is not authenticated).
+  bool partial() const {
+    const int n = !cert.empty() + !key.empty() + !ca.empty();
+    return n != 0 && n != 3;
+  }
 };
 
 struct DoorOptions {

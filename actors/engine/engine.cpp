@@ -219,8 +219,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     auto port = sys.middleman().publish(gate, 0, "127.0.0.1", true);
     std::string door_error;
     if (port) {
-      auto d =
-          cluster::open_front_door({cl->host, cl->port, *port, cl->secret, {cl->tls.cert, cl->tls.key, cl->tls.ca}});
+      auto d = cluster::open_front_door({cl->host, cl->port, *port, cl->secret, cl->tls});
       if (d)
         door = std::move(*d);
       else

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "actors/cluster/front_door.hpp"
 #include "actors/protocol/messages.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
@@ -15,16 +16,8 @@
 
 namespace kevolve {
 
-// Certificate, key and CA file of TLS between cluster processes: all set, or TLS is off.
-struct TlsFiles {
-  std::string cert, key, ca;
-  bool on() const { return !cert.empty(); }
-  // Some but not all three given: refused (without a CA the peer is not authenticated).
-  bool partial() const {
-    const int n = !cert.empty() + !key.empty() + !ca.empty();
-    return n != 0 && n != 3;
-  }
-};
+// TLS between cluster processes is the front door's (actors/cluster/front_door.hpp).
+using TlsFiles = cluster::DoorTls;
 
 // A search ready to run: its config, problem and operator (made by the command line from a config file).
 struct PreparedSearch {

@@ -116,8 +116,7 @@ int main(int argc, char** argv) {
   }
   kevolve::configure_network(cfg, 1.0);
   caf::actor_system sys{cfg};
-  auto registry =
-      kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, {tls.cert, tls.key, tls.ca});
+  auto registry = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, tls);
   if (!registry) {
     std::cerr << "kevolve-console: " << registry.error() << "\n";
     return 2;
@@ -139,8 +138,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (lost->load()) {
-      auto again = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr,
-                                          {tls.cert, tls.key, tls.ca});
+      auto again = kevolve::cluster::join(sys, addr->first, addr->second, *secret, "console", nullptr, tls);
       if (!again) {
         std::cout << "error: the node at " << args[0] << " is gone (" << again.error() << "); not sent\n" << std::flush;
         continue;

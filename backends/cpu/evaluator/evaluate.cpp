@@ -413,7 +413,6 @@ class Evaluation {
     const int64_t rotate = opt_.rotate_bytes > 0 ? opt_.rotate_bytes : 2 * last_level_cache_bytes();
     const int64_t m = std::clamp<int64_t>((rotate + set_bytes - 1) / std::max<int64_t>(set_bytes, 1), 2, 64);
     const bool fresh = on(Detector::fresh_data);
-    working_set_ = m * set_bytes;
     std::list<TimingSet> sets;  // stable addresses: slots are referenced by pointer
     for (int64_t i = 0; i < m; ++i) {
       Tensors in, exp;
@@ -443,7 +442,6 @@ class Evaluation {
         d.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
       }
       dry_ns = *std::min_element(d.begin(), d.end());
-      dry_ns_ = dry_ns;
     }
 
     std::vector<double> inside, outside;  // per pass: the runner's summed call times; this clock's, less the dry cost
@@ -520,7 +518,7 @@ class Evaluation {
     if (auto f = eval_expr(spec_.roofline_flops, spec_.bench, err); f && res_.candidate.median_ms > 0)
       res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
     for (auto& t : sets) release(t.slot);
-    return check_times(inside, outside, late_threads, bytes ? *bytes : 0);
+    return check_times(inside, outside, dry_ns, late_threads, bytes ? *bytes : 0, m * set_bytes);
   }
 
   // The timing's evidence checked against this process's own clock. A pass's time on the evaluator's
@@ -530,11 +528,11 @@ class Evaluation {
   // that one descheduled pass decides nothing. And no candidate moves the problem's bytes 4x faster than
   // this machine copies a working set of the same size.
   std::optional<Verdict> check_times(const std::vector<double>& inside, const std::vector<double>& outside,
-                                     bool late_threads, double roofline_bytes) {
+                                     double dry_ns, bool late_threads, double roofline_bytes, int64_t working_set) {
     if (!on(Detector::impossible_time) || inside.empty()) return std::nullopt;
     const double in = harness::median(inside), out = harness::median(outside);
     // Room for a machine shared with other work: the runner descheduled between its calls.
-    if (out > 1.5 * in + 2e6 + 0.5 * dry_ns_) {
+    if (out > 1.5 * in + 2e6 + 0.5 * dry_ns) {
       std::ostringstream os;
       os.precision(4);
       os << "a timed pass took " << out / 1e6
@@ -547,7 +545,7 @@ class Evaluation {
                      os.str() + ": the runner's clock or its report cannot be trusted", ""};
     }
     if (roofline_bytes > 0 && res_.candidate.median_ms > 0) {
-      const double gbps = copy_gbps(working_set_);
+      const double gbps = copy_gbps(working_set);
       if (gbps > 0 && res_.candidate_gbps > 4 * gbps) {
         std::ostringstream os;
         os.precision(4);
@@ -595,9 +593,6 @@ class Evaluation {
   std::vector<double> params_;
   std::string spec_key_;  // identifies the spec's content in the data cache
   int threads_ = 1;
-  double dry_ns_ = 0;
-  int64_t working_set_ =
-      0;  // bytes of all timing sets together  // the runner's own cost of a timed pass without calls, on this clock
 };
 
 }  // namespace
