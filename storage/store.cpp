@@ -89,6 +89,13 @@ std::string node_key(const std::string& search, uint64_t id) {
   return k;
 }
 
+// The node id of a key made by node_key, its id starting at `at`.
+uint64_t node_id_of(const std::string& key, size_t at) {
+  uint64_t id = 0;
+  for (size_t i = 0; i < 8; ++i) id = (id << 8) | static_cast<uint8_t>(key[at + i]);
+  return id;
+}
+
 class RocksStore : public Store {
  public:
   ~RocksStore() override {
@@ -118,14 +125,16 @@ class RocksStore : public Store {
     if (!st.ok()) {
       s->db_ = nullptr;
       s->handles_.clear();
+      const bool locked = st.ToString().find("lock") != std::string::npos;
       return R::failure(
+          locked ? Errc::busy : Errc::io,
           "store " + path + ": " + st.ToString() +
-          (st.ToString().find("lock") != std::string::npos ? " (is another kevolve run using this store?)" : ""));
+              (st.ToString().find("lock") != std::string::npos ? " (is another kevolve run using this store?)" : ""));
     }
     return R(std::unique_ptr<Store>(std::move(s)));
   }
 
-  Expected<bool> write(const StoreBatch& b) override {
+  Status write(const StoreBatch& b) override {
     rocksdb::WriteBatch wb;
     for (auto& s : b.searches) wb.Put(cf(1), s.id, encode_search(s));
     for (auto& e : b.nodes) wb.Put(cf(2), node_key(e.search, e.node.id), encode_node(e.node));
@@ -133,17 +142,19 @@ class RocksStore : public Store {
     rocksdb::WriteOptions wo;
     wo.sync = true;
     auto st = db_->Write(wo, &wb);
-    if (!st.ok()) return Expected<bool>::failure("store write: " + st.ToString());
-    return true;
+    if (!st.ok()) return Status::failure(Errc::io, "store write: " + st.ToString());
+    return Status::success();
   }
 
   Expected<SearchRecord> search(const std::string& id) override {
     std::string v;
     auto st = db_->Get(rocksdb::ReadOptions(), cf(1), id, &v);
     SearchRecord s;
-    if (st.IsNotFound()) return Expected<SearchRecord>::failure("no search '" + id + "' in the store");
-    if (!st.ok() || !decode_search(v, s))
-      return Expected<SearchRecord>::failure("search '" + id + "': unreadable record");
+    if (st.IsNotFound()) return Expected<SearchRecord>::failure(Errc::not_found, "no search '" + id + "' in the store");
+    if (!st.ok()) return Expected<SearchRecord>::failure(Errc::io, "search '" + id + "': " + st.ToString());
+    if (!decode_search(v, s))
+      return Expected<SearchRecord>::failure(
+          Errc::corrupt, "search '" + id + "': its record (" + std::to_string(v.size()) + " bytes) cannot be decoded");
     return s;
   }
 
@@ -157,33 +168,48 @@ class RocksStore : public Store {
     return out;
   }
 
-  std::vector<NodeRecord> nodes(const std::string& search_id) override {
+  std::vector<NodeRecord> nodes(const std::string& search_id, Status* unreadable) override {
     std::vector<NodeRecord> out;
+    size_t bad = 0;
+    std::string first_bad;
     std::string prefix = search_id;
     prefix.push_back('\0');
     rocksdb::ReadOptions ro;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(2)));
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
       NodeRecord n;
-      if (decode_node(it->value().ToString(), n)) out.push_back(std::move(n));
+      if (decode_node(it->value().ToString(), n)) {
+        out.push_back(std::move(n));
+      } else if (bad++ == 0) {
+        const std::string key = it->key().ToString();
+        first_bad = key.size() >= prefix.size() + 8 ? std::to_string(node_id_of(key, prefix.size())) : "?";
+      }
     }
+    if (!it->status().ok() && unreadable)
+      *unreadable = Status::failure(Errc::io, "nodes of search '" + search_id + "': " + it->status().ToString());
+    else if (bad > 0 && unreadable)
+      *unreadable = Status::failure(Errc::corrupt, std::to_string(bad) + " node record(s) of search '" + search_id +
+                                                       "' cannot be decoded (the first: node " + first_bad + ")");
     return out;
   }
 
   Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) override {
     std::string v;
     auto st = db_->Get(rocksdb::ReadOptions(), cf(3), node_key(search_id, node) + kind, &v);
-    if (!st.ok()) return Expected<std::string>::failure("no " + kind + " for node " + std::to_string(node));
+    if (st.IsNotFound())
+      return Expected<std::string>::failure(Errc::not_found, "no " + kind + " for node " + std::to_string(node));
+    if (!st.ok())
+      return Expected<std::string>::failure(Errc::io, kind + " of node " + std::to_string(node) + ": " + st.ToString());
     return v;
   }
 
-  Expected<bool> checkpoint(const std::string& dir) override {
+  Status checkpoint(const std::string& dir) override {
     rocksdb::Checkpoint* cp = nullptr;
     auto st = rocksdb::Checkpoint::Create(db_, &cp);
     if (st.ok()) st = cp->CreateCheckpoint(dir);
     delete cp;
-    if (!st.ok()) return Expected<bool>::failure("checkpoint " + dir + ": " + st.ToString());
-    return true;
+    if (!st.ok()) return Status::failure(Errc::io, "checkpoint " + dir + ": " + st.ToString());
+    return Status::success();
   }
 
  private:

@@ -20,13 +20,18 @@ class Store {
   // writing to, and sees it as of the moment of opening.
   static Expected<std::unique_ptr<Store>> open(const std::string& path, bool read_only = false);
 
-  virtual Expected<bool> write(const StoreBatch& b) = 0;
+  // Writes the batch atomically and syncs it (Errc::io when RocksDB refuses).
+  virtual Status write(const StoreBatch& b) = 0;
+  // Errc::not_found when there is no such search, Errc::corrupt when its record cannot be decoded (a
+  // caller must never treat that as "absent": starting over would overwrite the search's nodes).
   virtual Expected<SearchRecord> search(const std::string& id) = 0;
   virtual std::vector<SearchRecord> searches() = 0;
-  virtual std::vector<NodeRecord> nodes(const std::string& search_id) = 0;
+  // The search's nodes that decode; `unreadable` (when given) is set to Errc::corrupt naming how many did
+  // not and the first of them, or Errc::io when reading stopped early. Untouched when all were read.
+  virtual std::vector<NodeRecord> nodes(const std::string& search_id, Status* unreadable = nullptr) = 0;
   virtual Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) = 0;
   // A consistent copy of the whole store in `dir` (which must not exist), usable as a store.
-  virtual Expected<bool> checkpoint(const std::string& dir) = 0;
+  virtual Status checkpoint(const std::string& dir) = 0;
 };
 
 // Record encodings (also used when records cross processes).

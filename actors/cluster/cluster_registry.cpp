@@ -297,11 +297,11 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         }
         return cluster::console_command(words, view(self));
       },
-      [self](atoms::start_atom, const caf::actor& search) {
+      [self](atoms::watch_atom, const caf::actor& search) {
         self->state.searches.push_back(search);
         ask_status(self, search);  // its id at once: the console may name it before the next tick
       },
-      [self](atoms::submit_atom, const caf::actor& engine) { self->state.engine = engine; },
+      [self](atoms::engine_atom, const caf::actor& engine) { self->state.engine = engine; },
       [self](atoms::tick_atom) {
         self->delayed_send(self, std::chrono::seconds(1), atoms::tick_atom::value);
         for (auto& s : self->state.searches) ask_status(self, s);

@@ -34,14 +34,17 @@ memory_actor::behavior_type memory(memory_actor::stateful_pointer<MemoryState> s
         }
         self->send(st.s.store, atoms::write_atom::value, std::move(b));
       },
-      [self](atoms::flush_atom) -> caf::result<bool> {
+      [self](atoms::flush_atom) -> caf::result<Status> {
         auto& st = self->state;
         StoreBatch b;
         if (st.dirty) b.artifacts.push_back(lessons_entry(st.s.lessons));
         st.dirty = false;
-        auto rp = self->make_response_promise<bool>();
+        auto rp = self->make_response_promise<Status>();
         self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(b))
-            .then([rp](bool ok) mutable { rp.deliver(ok); }, [rp](caf::error&) mutable { rp.deliver(false); });
+            .then([rp](Status& ok) mutable { rp.deliver(std::move(ok)); },
+                  [rp, self](caf::error& e) mutable {
+                    rp.deliver(Status::failure(Errc::unavailable, "the store actor: " + self->system().render(e)));
+                  });
         return rp;
       },
   };

@@ -7,8 +7,8 @@
 //   registry    (the device interface: spec, eval — the search's nodes send their jobs here)
 //               register, DeviceInfo, device   -> "" or the reason it was refused
 //               console, words                 -> the command's answer (text, or JSON with --json)
-//               start, search                  -> a live search, for the console's status queries and controls
-//               submit, engine                 -> where the console's `submit PATH` goes (the node's engine loop)
+//               watch, search                  -> a live search, for the console's status queries and controls
+//               engine, engine                 -> where the console's `submit PATH` goes (the engine actor)
 // Remote peers hold plain caf::actor handles (typed handles do not travel); the typed aliases below
 // are what the coordinator's own actors use.
 #pragma once
@@ -23,7 +23,7 @@ using gatekeeper_actor = caf::typed_actor<
 using cluster_registry_actor =
     device_actor::extend<caf::replies_to<atoms::register_atom, DeviceInfo, caf::actor>::with<std::string>,
                          caf::replies_to<atoms::console_atom, std::vector<std::string>>::with<std::string>,
-                         caf::reacts_to<atoms::start_atom, caf::actor>, caf::reacts_to<atoms::tick_atom>,
-                         caf::reacts_to<atoms::submit_atom, caf::actor>>;
+                         caf::reacts_to<atoms::watch_atom, caf::actor>, caf::reacts_to<atoms::tick_atom>,
+                         caf::reacts_to<atoms::engine_atom, caf::actor>>;
 
 }  // namespace kevolve

@@ -8,6 +8,6 @@
 namespace kevolve {
 
 using memory_actor =
-    caf::typed_actor<caf::reacts_to<atoms::scored_atom, ScoredNote>, caf::replies_to<atoms::flush_atom>::with<bool>>;
+    caf::typed_actor<caf::reacts_to<atoms::scored_atom, ScoredNote>, caf::replies_to<atoms::flush_atom>::with<Status>>;
 
 }  // namespace kevolve

@@ -108,7 +108,8 @@ struct SearchStatus {
   double rate = 0;  // evaluations per second since start
   bool finished = false;
   std::string stop_reason;
-  bool paused = false;  // paused from the console: nothing new is proposed
+  std::string save_error;  // finished, but the store failed to save part of the search (why)
+  bool paused = false;     // paused from the console: nothing new is proposed
 };
 
 }  // namespace kevolve

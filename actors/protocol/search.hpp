@@ -3,7 +3,8 @@
 //   state  : a node actor reports a lifecycle step (node id, built / queued / evaluated)
 //   scored : a node actor reports its final verdict (one-way, so thousands can be in flight)
 //   status : where the search stands
-//   tick   : the search's own timer (wall-clock budget)
+//   tick   : the search's own timer (wall-clock budget); each tick pushes the status to the watcher
+//            (the engine: actors/protocol/engine.hpp), as do pause, resume and the end of the search
 //   control: "pause" (no new candidates; those in flight finish), "resume", "cancel" (stop for good,
 //            recorded as finished) -> a line saying what happened, or "error: ..."
 #pragma once

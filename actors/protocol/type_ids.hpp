@@ -9,6 +9,10 @@
 namespace kevolve {
 
 template <class F>
+typename F::result_type inspect(F& f, Status& x) {
+  return f(caf::meta::type_name("Status"), x.code, x.message);
+}
+template <class F>
 typename F::result_type inspect(F& f, Proposal& x) {
   return f(caf::meta::type_name("Proposal"), x.op, x.parents, x.island);
 }
@@ -108,12 +112,13 @@ typename F::result_type inspect(F& f, ScoredNote& x) {
 template <class F>
 typename F::result_type inspect(F& f, SearchStatus& x) {
   return f(caf::meta::type_name("SearchStatus"), x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node,
-           x.best_fitness, x.rate, x.finished, x.stop_reason, x.paused);
+           x.best_fitness, x.rate, x.finished, x.stop_reason, x.save_error, x.paused);
 }
 
 }  // namespace kevolve
 
 CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
+CAF_ADD_TYPE_ID(kevolve, (kevolve::Status))
 CAF_ADD_TYPE_ID(kevolve, (kevolve::Proposal))
 CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeRecord))
 CAF_ADD_TYPE_ID(kevolve, (kevolve::SearchRecord))
@@ -154,4 +159,7 @@ CAF_ADD_ATOM(kevolve, kevolve::atoms, hello_atom, "hello")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, prove_atom, "prove")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, control_atom, "control")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, submit_atom, "submit")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, progress_atom, "progress")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, watch_atom, "watch")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, engine_atom, "engine")
 CAF_END_TYPE_ID_BLOCK(kevolve)

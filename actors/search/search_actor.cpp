@@ -1,6 +1,7 @@
 #include "actors/search/search_actor.hpp"
 
 #include <chrono>
+#include <iostream>
 
 #include "actors/node/node_actor.hpp"
 #include "runtime/search/termination.hpp"
@@ -29,9 +30,12 @@ struct SearchState {
   bool committing = false;
   int64_t committing_tasks = 0;  // nodes in the commit on its way to the store
   bool stopping = false;
-  bool paused = false;  // from the console: propose nothing new until resumed
-  bool finished = false;
+  bool paused = false;     // from the console: propose nothing new until resumed
+  bool finishing = false;  // the final record is on its way to the store
+  bool finished = false;   // ... and the store answered (save_error says when it failed)
   std::string stop_reason;
+  std::string save_error;
+  Clock::time_point last_push;
   static inline const char* name = "search";
 };
 
@@ -62,8 +66,17 @@ SearchStatus status(const SearchState& st) {
   r.rate = t > 0 ? static_cast<double>(r.evaluated) / t : 0;
   r.finished = st.finished;
   r.stop_reason = st.stop_reason;
+  r.save_error = st.save_error;
   r.paused = st.paused;
   return r;
+}
+
+// Tells the watcher (the engine) where the search stands: on every tick, on pause and resume, and
+// once when finished.
+void push_status(Self self) {
+  auto& st = self->state;
+  st.last_push = Clock::now();
+  if (st.s.watcher) self->send(st.s.watcher, atoms::progress_atom::value, status(st));
 }
 
 void spawn_node(Self self, NodeTask task) {
@@ -72,17 +85,28 @@ void spawn_node(Self self, NodeTask task) {
   spawn_node_actor(self->system(), caf::actor_cast<search_actor>(self), st.s.builds, st.s.devices, std::move(task));
 }
 
+// Once stopping and nothing is in flight: commits the finished record, and is finished when the store
+// has answered. A failed commit (or an earlier lost write, which the store reports on every later
+// commit) is kept as save_error: the search is over, but not all of it is saved.
 void maybe_finish(Self self) {
   auto& st = self->state;
-  if (st.finished || !st.stopping || st.in_flight > 0 || st.making > 0 || st.committing ||
+  if (st.finishing || st.finished || !st.stopping || st.in_flight > 0 || st.making > 0 || st.committing ||
       !st.uncommitted_tasks.empty())
     return;
-  st.finished = true;
+  st.finishing = true;
   st.s.record.finished = true;
   st.s.record.stop_reason = st.stop_reason;
   StoreBatch b;
   b.searches.push_back(st.s.record);
-  self->send(st.s.store, atoms::write_atom::value, std::move(b));
+  auto done = [self](const std::string& error) {
+    auto& st = self->state;
+    st.finished = true;
+    st.save_error = error;
+    push_status(self);
+  };
+  self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(b))
+      .then([done](Status& ok) { done(ok ? "" : ok.message); },
+            [done, self](caf::error& e) { done("the store actor failed: " + self->system().render(e)); });
 }
 
 void stop(Self self, const std::string& why) {
@@ -110,12 +134,13 @@ void commit(Self self) {
   st.uncommitted = StoreBatch{};
   self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(batch))
       .then(
-          [self, tasks = std::move(tasks)](bool ok) mutable {
+          [self, tasks = std::move(tasks)](Status& ok) mutable {
             auto& st = self->state;
             st.committing = false;
             st.committing_tasks = 0;
             if (!ok) {
-              stop(self, "the store refused a write (see the log); stopping so nothing unrecorded is evaluated");
+              stop(self,
+                   "the store refused a write (" + ok.message + "); stopping so that nothing unrecorded is evaluated");
               for (auto& t : tasks) st.graph.upsert(t.node);  // stay proposed: a resume will dispatch them
               maybe_finish(self);
               return;
@@ -260,7 +285,10 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
   auto strategy = make_strategy(st.s.config.strategy);
   st.strategy = std::move(*strategy);  // validated when the config was loaded
   st.rng.seed(st.s.config.seed);
-  if (!st.s.record.rng_state.empty()) load_rng(st.rng, st.s.record.rng_state);
+  if (!st.s.record.rng_state.empty() && !load_rng(st.rng, st.s.record.rng_state))
+    std::cerr << "kevolve: search " << st.s.record.id
+              << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
+                 "resume will not choose the same parents)\n";
   for (auto& n : st.s.nodes) {
     st.graph.upsert(n);
     st.known_unsent.push_back(n.id);
@@ -295,12 +323,14 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
           return "error: search " + id + " is already stopping or finished (" + st.stop_reason + ")";
         if (what == "pause") {
           st.paused = true;
+          push_status(self);
           return "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) +
                  " candidate(s) in flight finish";
         }
         if (what == "resume") {
           if (!st.paused) return "search " + id + " was not paused";
           st.paused = false;
+          push_status(self);
           fill(self);
           return "search " + id + " resumed";
         }
@@ -313,7 +343,8 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       },
       [self](atoms::tick_atom) {
         auto& st = self->state;
-        if (st.finished) return;
+        if (st.finished || st.finishing) return;
+        push_status(self);
         if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
         self->delayed_send(self, std::chrono::milliseconds(250), atoms::tick_atom::value);
       },

@@ -10,6 +10,7 @@
 
 #include "actors/protocol/build.hpp"
 #include "actors/protocol/device.hpp"
+#include "actors/protocol/engine.hpp"
 #include "actors/protocol/operator.hpp"
 #include "actors/protocol/search.hpp"
 #include "actors/protocol/store.hpp"
@@ -32,7 +33,8 @@ struct SearchSetup {
   operator_actor op;
   build_actor builds;
   device_actor devices;
-  memory_actor memory;  // context memory (diagnoses, lessons); none with the null backend
+  memory_actor memory;   // context memory (diagnoses, lessons); none with the null backend
+  engine_actor watcher;  // receives the search's status pushes (progress); may be none
 };
 
 search_actor spawn_search_actor(caf::actor_system& sys, SearchSetup setup);

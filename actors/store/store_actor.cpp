@@ -15,7 +15,10 @@ namespace fs = std::filesystem;
 struct StoreState {
   std::shared_ptr<Store> store;
   StoreBatch pending;
-  std::vector<caf::typed_response_promise<bool>> waiting;
+  std::vector<caf::typed_response_promise<Status>> waiting;
+  // Fire-and-forget entries that failed to be written: every later commit answers with this.
+  size_t lost_entries = 0;
+  Status lost;
   bool flush_scheduled = false;
   std::string checkpoint_dir;
   double checkpoint_seconds = 0;
@@ -27,14 +30,23 @@ size_t entries(const StoreBatch& b) { return b.searches.size() + b.nodes.size() 
 void flush(store_actor::stateful_pointer<StoreState> self) {
   auto& st = self->state;
   st.flush_scheduled = false;
-  if (st.pending.empty()) {  // a commit of nothing: everything before it is already durable
-    for (auto& rp : st.waiting) rp.deliver(true);
-    st.waiting.clear();
-    return;
+  Status ok = Status::success();
+  if (!st.pending.empty()) {  // a commit of nothing: everything before it is already durable
+    ok = st.store->write(st.pending);
+    if (!ok) {
+      std::cerr << "kevolve: store: " << ok.message << " (" << entries(st.pending) << " entries not saved)\n";
+      if (st.lost.ok()) st.lost = ok;
+      st.lost_entries += entries(st.pending);
+    }
   }
-  auto ok = st.store->write(st.pending);
-  if (!ok) std::cerr << "kevolve: " << ok.error() << "\n";
-  for (auto& rp : st.waiting) rp.deliver(static_cast<bool>(ok));
+  // Earlier lost writes fail every commit after them: what the caller believes saved is not all there.
+  const Status answer =
+      st.lost.ok()
+          ? ok
+          : Status::failure(st.lost.code,
+                            std::to_string(st.lost_entries) +
+                                " store entries could not be written (the first failure: " + st.lost.message + ")");
+  for (auto& rp : st.waiting) rp.deliver(answer);
   st.waiting.clear();
   st.pending = StoreBatch{};
 }
@@ -47,19 +59,20 @@ void schedule(store_actor::stateful_pointer<StoreState> self) {
   }
 }
 
-std::string take_checkpoint(store_actor::stateful_pointer<StoreState> self, const std::string& dir) {
+// Ok with the folder as its message, or why there is no checkpoint.
+Status take_checkpoint(store_actor::stateful_pointer<StoreState> self, const std::string& dir) {
   flush(self);
   const std::string partial = dir + ".partial";
   auto ok = self->state.store->checkpoint(partial);
-  if (!ok) return "error: " + ok.error();
+  if (!ok) return ok;
   // Testing aid: KEVOLVE_CHECKPOINT_DELAY_MS holds a finished but unpublished checkpoint, so crash
   // tests can kill the process in the middle of one.
   if (const char* d = std::getenv("KEVOLVE_CHECKPOINT_DELAY_MS"))
     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
   std::error_code ec;
   fs::rename(partial, dir, ec);
-  if (ec) return "error: renaming " + partial + ": " + ec.message();
-  return dir;
+  if (ec) return Status::failure(Errc::io, "renaming " + partial + ": " + ec.message());
+  return Status{Errc::ok, dir};
 }
 
 store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreState> self, std::shared_ptr<Store> store,
@@ -79,15 +92,15 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
         self->state.pending.append(b);
         schedule(self);
       },
-      [self](atoms::commit_atom, StoreBatch& b) -> caf::typed_response_promise<bool> {
-        auto rp = self->make_response_promise<bool>();
+      [self](atoms::commit_atom, StoreBatch& b) -> caf::typed_response_promise<Status> {
+        auto rp = self->make_response_promise<Status>();
         self->state.pending.append(b);
         self->state.waiting.push_back(rp);
         schedule(self);
         return rp;
       },
       [self](atoms::flush_atom) { flush(self); },
-      [self](atoms::ckpt_atom, std::string& dir) -> std::string {
+      [self](atoms::ckpt_atom, std::string& dir) -> Status {
         std::error_code ec;
         fs::create_directories(fs::path(dir).parent_path(), ec);
         return take_checkpoint(self, dir);
@@ -101,7 +114,7 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
         std::error_code ec;
         fs::create_directories(st.checkpoint_dir, ec);
         auto made = take_checkpoint(self, dir);
-        if (made.rfind("error:", 0) == 0) std::cerr << "kevolve: checkpoint " << made << "\n";
+        if (!made) std::cerr << "kevolve: checkpoint failed: " << made.message << "\n";
         std::vector<fs::path> kept;  // keep the two newest complete checkpoints (names are timestamps)
         for (auto& e : fs::directory_iterator(st.checkpoint_dir, ec))
           if (e.path().extension().empty()) kept.push_back(e.path());

@@ -1,8 +1,11 @@
-// Expected<T>: a value or an error message — how fallible steps return without exceptions.
+// Expected<T>: a value or a Status saying why there is none — how fallible steps return without
+// exceptions. error() is the message for people; code() tells the kinds apart (status.hpp).
 #pragma once
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "runtime/core/status.hpp"
 
 namespace kevolve {
 
@@ -10,9 +13,15 @@ template <class T>
 class Expected {
  public:
   Expected(T value) : value_(std::move(value)) {}
-  static Expected failure(std::string error) {
+  // A failure with no more specific kind (Errc::failed).
+  static Expected failure(std::string error) { return failure(Errc::failed, std::move(error)); }
+  static Expected failure(Errc code, std::string error) {
+    return failure(Status::failure(code == Errc::ok ? Errc::failed : code, std::move(error)));
+  }
+  static Expected failure(Status status) {
     Expected e;
-    e.error_ = std::move(error);
+    e.status_ = std::move(status);
+    if (e.status_.ok()) e.status_.code = Errc::failed;
     return e;
   }
   explicit operator bool() const { return value_.has_value(); }
@@ -20,12 +29,14 @@ class Expected {
   const T& operator*() const { return *value_; }
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
-  const std::string& error() const { return error_; }
+  const std::string& error() const { return status_.message; }
+  Errc code() const { return status_.code; }
+  const Status& status() const { return status_; }
 
  private:
   Expected() = default;
   std::optional<T> value_;
-  std::string error_;
+  Status status_;
 };
 
 }  // namespace kevolve

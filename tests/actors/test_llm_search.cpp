@@ -264,7 +264,7 @@ TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evalua
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-kb-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string problem = std::string(KEVOLVE_SOURCE_DIR) + "/problems/kernelbench-format/1_relu.py";
+  const std::string problem = std::string(KEVOLVE_SOURCE_DIR) + "/problems/kernelbench-small/1_relu.py";
   auto config = [&](const std::string& language) {
     std::ofstream(dir + "/run.toml")
         << "[search]\nproblem = \"" << problem << "\"\nid = \"kb-llm\"\nbackend = \"cpu\"\noperator = \"llm\"\n"

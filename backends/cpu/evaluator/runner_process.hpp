@@ -1,11 +1,13 @@
-// RunnerProcess: the evaluator's handle on one sandboxed kevolve-cpu-runner — start it, send batches
-// with a wall-clock deadline, and turn its death into a verdict (signal, timeout, sandbox violation).
+// RunnerProcess: the CPU evaluator's handle on one sandboxed kevolve-cpu-runner — the CPU protocol
+// (hello, batches; backends/cpu/runner_protocol.hpp) over the shared process mechanics of
+// backends/process/runner_process.hpp (fork/exec, deadlines, exit classification).
 #pragma once
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 #include "backends/cpu/runner_protocol.hpp"
+#include "backends/process/runner_process.hpp"
 #include "runtime/records/evaluation.hpp"
 
 namespace kevolve::cpu {
@@ -20,16 +22,10 @@ struct RunnerConfig {
   bool sandbox = true;
 };
 
-// Why a batch did not complete.
-struct RunnerFailure {
-  EvalStatus status = EvalStatus::runtime_error;
-  std::string reason;  // signal / timeout / exit / isolation / load
-  std::string message;
-};
+using process::RunnerFailure;
 
 class RunnerProcess {
  public:
-  ~RunnerProcess();
   // Starts the runner and waits for its hello. On failure returns false and fills `failure`.
   bool start(const RunnerConfig& c, double timeout_s, RunnerFailure& failure);
   // Runs one batch; false (and `failure`) when the runner crashed, hung past timeout_s or misbehaved.
@@ -40,25 +36,16 @@ class RunnerProcess {
   // Stops every thread of the runner (SIGSTOP to its process group) while the evaluator times the
   // reference, so that a candidate's leftover threads cannot steal the reference's cores; resume()
   // lets it run again. Call only between batches.
-  void pause();
-  void resume();
+  void pause() { proc_.pause(); }
+  void resume() { proc_.resume(); }
   // The tail of what the runner wrote to stderr (compiler-like diagnostics, "terminate called ...").
-  std::string log_tail();
-  void stop();
+  std::string log_tail() { return proc_.log_tail(); }
+  void stop() { proc_.stop(); }
 
  private:
-  bool read_reply(double timeout_s, std::vector<char>& frame, RunnerFailure& failure);
-  RunnerFailure classify_exit(const char* during);
-  void drain_stderr();
-
-  pid_t pid_ = -1;
-  pid_t group_ = -1;  // the runner's process group (its id), killed whole when the runner ends
-  int cmd_ = -1, reply_ = -1, err_ = -1;
+  process::RunnerProcess proc_;
   int baseline_ = 0;
   std::string sandbox_;
-  bool paused_ = false;
-  int64_t memory_limit_mb_ = 0;
-  std::string stderr_;
 };
 
 }  // namespace kevolve::cpu

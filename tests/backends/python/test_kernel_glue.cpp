@@ -155,7 +155,7 @@ TEST_CASE(
     "a CUDA template kernel wrapped as ModelNew is valid Python, passes the static check and is labelled a kernel",
     "[python][glue]") {
   if (no_torch_python()) return;
-  const ProblemSpec spec = python::kernelbench_problem(test::source_path("problems/kernelbench-format/5_layernorm.py"));
+  const ProblemSpec spec = python::kernelbench_problem(test::source_path("problems/kernelbench-small/5_layernorm.py"));
   auto setup = cli::kernelbench_operator(spec, "cuda", resolve_hardware("cuda", "auto"), true, false);
   REQUIRE(setup);
   REQUIRE(setup->op->has_kernels());

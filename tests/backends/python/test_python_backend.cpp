@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRelu = "problems/kernelbench-format/1_relu.py";
-const std::string kSoftmax = "problems/kernelbench-format/4_softmax.py";
+const std::string kRelu = "problems/kernelbench-small/1_relu.py";
+const std::string kSoftmax = "problems/kernelbench-small/4_softmax.py";
 
 EvalOptions quick() {
   EvalOptions o = test::quick_options();
@@ -55,7 +55,8 @@ TEST_CASE("honest ModelNew candidates are correct, timed against eager, and labe
   if (no_torch_python()) return;
   for (auto [problem, cand] : {std::pair{kRelu, "tests/backends/python/honest/1_relu__honest.py"},
                                std::pair{kSoftmax, "tests/backends/python/honest/4_softmax__honest.py"},
-                               std::pair{std::string("problems/kernelbench-format/9_linear_relu.py"), "tests/backends/python/honest/9_linear_relu__honest.py"}}) {
+                               std::pair{std::string("problems/kernelbench-small/9_linear_relu.py"),
+                                         "tests/backends/python/honest/9_linear_relu__honest.py"}}) {
     const EvalResult r = eval_py(problem, cand);
     INFO(cand << ": " << status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
     CHECK(r.status == EvalStatus::ok);
@@ -75,7 +76,7 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
     std::string problem;
     EvalStatus status;
     std::set<std::string> reasons;
-    bool static_off = false;  // the static check off: the run-time check behind it must catch the cheater too
+    bool static_off = false;   // the static check off: the run-time check behind it must catch the cheater too
     const char* message = "";  // a part of the message that says which check caught it
   };
   const std::vector<Case> cases = {
@@ -117,7 +118,8 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
     EvalOptions o = quick();
     if (c.static_off) o.detectors.set(Detector::isolation, false);
     const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, o);
-    INFO(c.file << (c.static_off ? " (static check off)" : "") << ": " << status_name(r.status) << " [" << r.reason << "] " << r.message);
+    INFO(c.file << (c.static_off ? " (static check off)" : "") << ": " << status_name(r.status) << " [" << r.reason
+                << "] " << r.message);
     CHECK(r.status == c.status);
     CHECK(c.reasons.count(r.reason) == 1);
     CHECK(r.message.find(c.message) != std::string::npos);
@@ -168,7 +170,8 @@ std::set<pid_t> children_running(const std::string& what) {
     if (ppid != getpid() || state == 'Z') continue;
     std::ifstream cmd(e.path() / "cmdline");
     std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    for (auto& c : argv) if (c == '\0') c = ' ';
+    for (auto& c : argv)
+      if (c == '\0') c = ' ';
     if (argv.find(what) != std::string::npos) out.insert(std::stoi(name));
   }
   return out;
@@ -176,7 +179,8 @@ std::set<pid_t> children_running(const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("one evaluator process serves a device's candidates, each in a fresh runner, and a dead one is replaced", "[python]") {
+TEST_CASE("one evaluator process serves a device's candidates, each in a fresh runner, and a dead one is replaced",
+          "[python]") {
   if (no_torch_python()) return;
   const auto others = children_running("kevolve_py_eval.py --serve");  // servers of other backends in this process
   auto mine = [&] {
@@ -216,7 +220,8 @@ TEST_CASE("the evaluator server of a device is started with that device's GPU in
   const std::string py = python::torch_python().empty() ? "python3" : python::torch_python();
   const fs::path script = fs::temp_directory_path() / ("kevolve-fake-serve-" + std::to_string(getpid()) + ".py");
   std::ofstream(script) << "import json, os, sys\nfor line in sys.stdin:\n"
-                           "    print(json.dumps({'visible': os.environ.get('CUDA_VISIBLE_DEVICES', ''), 'argv': json.loads(line)['argv']}), flush=True)\n";
+                           "    print(json.dumps({'visible': os.environ.get('CUDA_VISIBLE_DEVICES', ''), 'argv': "
+                           "json.loads(line)['argv']}), flush=True)\n";
   python::EvalServer server;
   server.set_env("CUDA_VISIBLE_DEVICES", "GPU-7");
   auto answer = server.ask(py, script.string(), {"--problem", "p.py"}, 30);
@@ -229,17 +234,22 @@ TEST_CASE("the evaluator server of a device is started with that device's GPU in
   fs::remove(script);
 }
 
-TEST_CASE("kevolve suite runs a folder of problems with the reference baseline and candidates, counted apart", "[python][suite]") {
+TEST_CASE("kevolve suite runs a folder of problems with the reference baseline and candidates, counted apart",
+          "[python][suite]") {
   if (no_torch_python()) return;
   const fs::path dir = fs::temp_directory_path() / ("kevolve-suite-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "problems");
   fs::create_directories(dir / "candidates");
-  for (auto* p : {"1_relu.py", "4_softmax.py"}) fs::copy(test::source_path("problems/kernelbench-format/") + p, dir / "problems" / p);
-  fs::copy(test::source_path("tests/backends/python/honest/1_relu__honest.py"), dir / "candidates" / "1_relu__honest.py");
-  fs::copy(test::source_path("tests/backends/python/cheaters/wrong_values.py"), dir / "candidates" / "4_softmax__wrong.py");
-  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve suite " + (dir / "problems").string() + " --candidates " +
-                          (dir / "candidates").string() + " --threads 2 --min-time 0.02 --out " + (dir / "table.md").string() + " 2>/dev/null";
+  for (auto* p : {"1_relu.py", "4_softmax.py"})
+    fs::copy(test::source_path("problems/kernelbench-small/") + p, dir / "problems" / p);
+  fs::copy(test::source_path("tests/backends/python/honest/1_relu__honest.py"),
+           dir / "candidates" / "1_relu__honest.py");
+  fs::copy(test::source_path("tests/backends/python/cheaters/wrong_values.py"),
+           dir / "candidates" / "4_softmax__wrong.py");
+  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve suite " + (dir / "problems").string() +
+                          " --candidates " + (dir / "candidates").string() + " --threads 2 --min-time 0.02 --out " +
+                          (dir / "table.md").string() + " 2>/dev/null";
   const auto [st, out] = test::shell(cmd);
   INFO(out);
   CHECK(st == 0);
@@ -261,12 +271,15 @@ TEST_CASE("the family matcher finds which template family a problem computes, by
     std::vector<std::string> inputs, params;
   };
   const std::vector<Case> cases = {
-      {"problems/kernelbench-format/4_softmax.py", "softmax_rows", {"arg:0"}, {}},
-      {"problems/kernelbench-format/5_layernorm.py", "layernorm_fwd", {"arg:0", "state:ln.weight", "state:ln.bias"}, {"attr:ln.eps"}},
-      {"problems/kernelbench-format/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
-      {"problems/kernelbench-format/1_relu.py", "", {}, {}},
-      {"problems/kernelbench-format/8_gelu_scale.py", "", {}, {}},  // gelu(x) * scale is not GELU alone
-      {"problems/kernelbench-format/9_linear_relu.py", "", {}, {}},
+      {"problems/kernelbench-small/4_softmax.py", "softmax_rows", {"arg:0"}, {}},
+      {"problems/kernelbench-small/5_layernorm.py",
+       "layernorm_fwd",
+       {"arg:0", "state:ln.weight", "state:ln.bias"},
+       {"attr:ln.eps"}},
+      {"problems/kernelbench-small/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
+      {"problems/kernelbench-small/1_relu.py", "", {}, {}},
+      {"problems/kernelbench-small/8_gelu_scale.py", "", {}, {}},  // gelu(x) * scale is not GELU alone
+      {"problems/kernelbench-small/9_linear_relu.py", "", {}, {}},
   };
   for (auto& c : cases) {
     auto m = python::match_family(test::source_path(c.file));
@@ -276,7 +289,7 @@ TEST_CASE("the family matcher finds which template family a problem computes, by
     CHECK(m->inputs == c.inputs);
     CHECK(m->params == c.params);
   }
-  auto m = python::match_family(test::source_path("problems/kernelbench-format/5_layernorm.py"));
+  auto m = python::match_family(test::source_path("problems/kernelbench-small/5_layernorm.py"));
   REQUIRE(m);
   CHECK(m->shape == std::vector<int64_t>{16, 512, 1024});
   // A file that is no KernelBench problem: the error names it and what was expected.
@@ -312,26 +325,29 @@ std::string run_kevolve(const std::string& args, int& status) {
 
 }  // namespace
 
-TEST_CASE("kevolve suite --budget searches every problem and counts its best generated kernel apart from rewrites", "[python][suite]") {
+TEST_CASE("kevolve suite --budget searches every problem and counts its best generated kernel apart from rewrites",
+          "[python][suite]") {
   if (no_torch_python()) return;
   const fs::path dir = fs::temp_directory_path() / ("kevolve-suite-budget-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "problems");
-  for (auto* p : {"1_relu.py", "4_softmax.py"}) fs::copy(test::source_path("problems/kernelbench-format/") + p, dir / "problems" / p);
+  for (auto* p : {"1_relu.py", "4_softmax.py"})
+    fs::copy(test::source_path("problems/kernelbench-small/") + p, dir / "problems" / p);
   int st = 0;
-  const std::string out = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
-                                          (dir / "store").string() + " --out " + (dir / "table.md").string() + " 2>" + (dir / "log").string(),
-                                      st);
+  const std::string out = run_kevolve(
+      "suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
+          (dir / "store").string() + " --out " + (dir / "table.md").string() + " 2>" + (dir / "log").string(),
+      st);
   const std::string log = test::read_file((dir / "log").string());
   INFO(out << "\n" << log);
   REQUIRE(st == 0);
   // 1_relu has no template family: framework rewrites only, and no kernel to count.
   const auto relu = table_row(out, "1_relu");
   REQUIRE(relu.size() == 13);
-  CHECK(relu[1] == "ok");                // the reference baseline
-  CHECK(relu[2] == "–");                 // no kernel family
+  CHECK(relu[1] == "ok");  // the reference baseline
+  CHECK(relu[2] == "–");   // no kernel family
   CHECK(relu[4] == "no kernel family");
-  CHECK(relu[8] == "ok");                // its best rewrite
+  CHECK(relu[8] == "ok");  // its best rewrite
   // 4_softmax: the softmax_rows template's kernels were proposed and the best one is correct.
   const auto softmax = table_row(out, "4_softmax");
   REQUIRE(softmax.size() == 13);
@@ -340,33 +356,41 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(softmax[3].find(" of ") != std::string::npos);
   CHECK(softmax[3].rfind("0 of", 0) != 0);  // at least one kernel was correct
   CHECK(softmax[4] == "ok");
-  CHECK(softmax[5].back() == 'x');        // its speedup over eager
+  CHECK(softmax[5].back() == 'x');  // its speedup over eager
   CHECK(out.find("- correct: 1 of 2 problems (50 %)") != std::string::npos);
   CHECK(out.find("- fast_1 (the best kernel is correct and faster than eager): ") != std::string::npos);
-  CHECK(out.find("Reference baseline (each problem's own Model): correct on 2 of 2 problems (100 %)") != std::string::npos);
+  CHECK(out.find("Reference baseline (each problem's own Model): correct on 2 of 2 problems (100 %)") !=
+        std::string::npos);
   CHECK(test::read_file((dir / "table.md").string()) == out);
   CHECK(log.find("kevolve suite: 4_softmax: kernel family softmax_rows") != std::string::npos);  // progress on stderr
   CHECK(log.find("kevolve suite: 4_softmax: search of 3 evaluations") != std::string::npos);
   // Run again on the same store: finished problems are not evaluated again, and the table is the same.
-  const std::string again = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
-                                            (dir / "store").string() + " 2>" + (dir / "log2").string(),
-                                        st);
+  const std::string again =
+      run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
+                      (dir / "store").string() + " 2>" + (dir / "log2").string(),
+                  st);
   CHECK(st == 0);
   CHECK(again == out);
-  CHECK(test::read_file((dir / "log2").string()).find("kevolve suite: 4_softmax: finished earlier") != std::string::npos);
+  CHECK(test::read_file((dir / "log2").string()).find("kevolve suite: 4_softmax: finished earlier") !=
+        std::string::npos);
   // One shard of two (e.g. one per GPU): only its problems (sorted positions 1, 3, ...).
-  const std::string shard = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --shard 1/2 --store " +
-                                            (dir / "store").string() + " 2>/dev/null", st);
+  const std::string shard = run_kevolve("suite " + (dir / "problems").string() +
+                                            " --budget 3 --threads 2 --min-time 0.02 --shard 1/2 --store " +
+                                            (dir / "store").string() + " 2>/dev/null",
+                                        st);
   CHECK(st == 0);
   CHECK(table_row(shard, "4_softmax") == table_row(out, "4_softmax"));
   CHECK(table_row(shard, "1_relu").empty());
   // The shards' stores brought together: results found in --results-from count as done, nothing is evaluated.
-  const std::string merged = run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
-                                             (dir / "other-store").string() + " --results-from " + (dir / "store").string() + " 2>" +
-                                             (dir / "log3").string(), st);
+  const std::string merged =
+      run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
+                      (dir / "other-store").string() + " --results-from " + (dir / "store").string() + " 2>" +
+                      (dir / "log3").string(),
+                  st);
   CHECK(st == 0);
   CHECK(merged == out);
-  CHECK(test::read_file((dir / "log3").string()).find("kevolve suite: 1_relu: finished earlier (") != std::string::npos);
+  CHECK(test::read_file((dir / "log3").string()).find("kevolve suite: 1_relu: finished earlier (") !=
+        std::string::npos);
   CHECK(test::read_file((dir / "log3").string()).find("reference baseline") == std::string::npos);
   run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --shard 2/2 2>&1", st);
   CHECK(st != 0);
@@ -374,9 +398,10 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   fs::create_directories(dir / "empty");
   const std::string empty = run_kevolve("suite " + (dir / "empty").string() + " --budget 2 2>&1", st);
   CHECK(st == 2);
-  CHECK(empty.find("no .py problems in " + (dir / "empty").string() + " (expected files defining Model, get_inputs and get_init_inputs)") !=
-        std::string::npos);
-  run_kevolve("suite " + (dir / "problems").string() + " --budget 2 --candidates " + (dir / "empty").string() + " 2>&1", st);
+  CHECK(empty.find("no .py problems in " + (dir / "empty").string() +
+                   " (expected files defining Model, get_inputs and get_init_inputs)") != std::string::npos);
+  run_kevolve("suite " + (dir / "problems").string() + " --budget 2 --candidates " + (dir / "empty").string() + " 2>&1",
+              st);
   CHECK(st != 0);  // --budget searches; --candidates evaluates given files: one or the other
   fs::remove_all(dir);
 }
@@ -386,10 +411,12 @@ TEST_CASE("kevolve run searches a KernelBench-format problem offline with framew
   const fs::path dir = fs::temp_directory_path() / ("kevolve-pyrun-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "run.toml") << "[search]\nproblem = \"" << test::source_path(kRelu) << "\"\nid = \"kb-relu\"\nbackend = \"cpu\"\n"
-                                  << "max_in_flight = 2\nretime_top = 1\n[budget]\nevaluations = 3\n[store]\npath = \"" << (dir / "store").string()
-                                  << "\"\n[eval]\nthreads = 2\nmin_time = 0.02\n";
-  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + (dir / "run.toml").string() + " --out " + (dir / "out").string() + " 2>&1";
+  std::ofstream(dir / "run.toml") << "[search]\nproblem = \"" << test::source_path(kRelu)
+                                  << "\"\nid = \"kb-relu\"\nbackend = \"cpu\"\n"
+                                  << "max_in_flight = 2\nretime_top = 1\n[budget]\nevaluations = 3\n[store]\npath = \""
+                                  << (dir / "store").string() << "\"\n[eval]\nthreads = 2\nmin_time = 0.02\n";
+  const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve run " + (dir / "run.toml").string() + " --out " +
+                          (dir / "out").string() + " 2>&1";
   const auto [st, out] = test::shell(cmd);
   INFO(out);
   REQUIRE(st == 0);
@@ -398,7 +425,7 @@ TEST_CASE("kevolve run searches a KernelBench-format problem offline with framew
   REQUIRE(fs::exists(dir / "out" / "best" / "model_new.py"));
   const std::string best = test::read_file((dir / "out" / "best" / "model_new.py").string());
   CHECK(best.find("class ModelNew(_KevolveBase)") != std::string::npos);  // a rewrite of the problem's module
-  CHECK(best.find("class Model(") == std::string::npos);                 // which never names the reference
+  CHECK(best.find("class Model(") == std::string::npos);                  // which never names the reference
   fs::remove_all(dir);
 }
 
@@ -421,8 +448,8 @@ TEST_CASE("the reference's torch.compile timing is kept per problem file, device
                            "a.threads = 1\n"
                            "assert e.compile_cache_key(a, torch.device('cpu')) != k2\n"
                            "print('cache ok')\n";
-  const std::string cmd = "/usr/bin/python3 " + script.string() + " " + std::string(KEVOLVE_SOURCE_DIR) + "/backends/python " +
-                          problem.string() + " " + cache.string() + " 2>&1";
+  const std::string cmd = "/usr/bin/python3 " + script.string() + " " + std::string(KEVOLVE_SOURCE_DIR) +
+                          "/backends/python " + problem.string() + " " + cache.string() + " 2>&1";
   const std::string out = test::shell(cmd).out;
   INFO(out);
   CHECK(out.find("cache ok") != std::string::npos);

@@ -51,7 +51,7 @@ TEST_CASE(
   // A sample problem (its weight is a parameter, eps an attribute), and small fixtures written differently:
   // layer norm spelled out in torch ops with its own parameter names and a literal eps; GELU through nn.GELU.
   const std::vector<Case> cases = {
-      {"problems/kernelbench-format/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
+      {"problems/kernelbench-small/7_rmsnorm.py", "rmsnorm_fwd", {"arg:0", "state:weight"}, {"attr:eps"}},
       {"tests/fixtures/kernelbench/layernorm_by_hand.py",
        "layernorm_fwd",
        {"arg:0", "state:gain", "state:shift"},
@@ -85,7 +85,7 @@ TEST_CASE(
 
 TEST_CASE("a problem of no template family gets framework rewrites only", "[python][kernelbench]") {
   if (no_torch_python()) return;
-  const ProblemSpec spec = problem("problems/kernelbench-format/8_gelu_scale.py");  // gelu(x) * scale: not GELU alone
+  const ProblemSpec spec = problem("problems/kernelbench-small/8_gelu_scale.py");  // gelu(x) * scale: not GELU alone
   auto setup = cli::kernelbench_operator(spec, "cpu", resolve_hardware("cpu", "auto"), true, false);
   REQUIRE(setup);
   CHECK(setup->match.family.empty());

@@ -1,0 +1,98 @@
+#include "actors/engine/load_search.hpp"
+
+#include <iostream>
+
+#include "actors/memory/memory_actor.hpp"
+#include "knowledge/hardware_profile.hpp"
+#include "runtime/records/backend_kind.hpp"
+
+namespace kevolve {
+
+Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const ProblemSpec& spec, Operator& op) {
+  using R = Expected<LoadedSearch>;
+  LoadedSearch l;
+  // The context memory of this problem on this backend and hardware, as earlier searches left it.
+  std::string note;
+  l.lessons = recall_lessons(
+      store, lessons_key(spec.name, config.backend, resolve_hardware(config.backend, config.hardware)), &note);
+  if (!note.empty()) std::cerr << "kevolve: memory: " << note << " (starting without it)\n";
+  auto existing = store.search(config.search_id);
+  // Only a search that is not there starts afresh: one whose record cannot be read would restart at node 1
+  // and overwrite its nodes.
+  if (!existing && existing.code() != Errc::not_found)
+    return R::failure(existing.code(), "store " + config.store + ": search '" + config.search_id +
+                                           "' cannot be resumed: " + existing.error() +
+                                           "; refusing to start it over, which would overwrite it (choose another "
+                                           "[search] id, or another store)");
+  const bool is_new = !existing;
+  if (l.lessons.evaluated() > 0 && backend_traits(config.backend).evaluates) {
+    std::cerr << "kevolve: memory: " << l.lessons.summary() << "\n";
+    if (is_new && config.warm_start)
+      if (auto how = op.warm_start(l.lessons); !how.empty()) std::cerr << "kevolve: warm start: " << how << "\n";
+  }
+  SearchSetup& setup = l.setup;
+  setup.keep_context = op.needs_context();
+  setup.config = config;
+  setup.config.strategy.repair = op.can_repair();  // failed nodes go back to operators that can fix them
+  setup.spec = spec;
+  if (existing) {
+    if (existing->problem != spec.name)
+      return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" +
+                        existing->problem + "', not '" + spec.name + "' (choose another [search] id or store)");
+    setup.record = *existing;
+    Status unreadable;
+    setup.nodes = store.nodes(config.search_id, &unreadable);
+    if (!unreadable)
+      return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
+                                             "' cannot be resumed: " + unreadable.message +
+                                             "; refusing to continue without them (their ids would be reused)");
+    if (op.needs_context())
+      for (auto& n : setup.nodes) {
+        NodeContext& c = setup.contexts[n.id];
+        c.id = n.id;
+        if (auto src = store.artifact(config.search_id, n.id, "source")) c.source = *src;
+        auto log = store.artifact(config.search_id, n.id, "compile_log");
+        auto rep = store.artifact(config.search_id, n.id, "report");
+        c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
+      }
+    for (auto& n : setup.nodes)
+      if (!n.scored()) {
+        auto src = store.artifact(config.search_id, n.id, "source");
+        Candidate c;
+        c.source = src ? *src : std::string();
+        c.entry = spec.entry;
+        c.parameters = n.params;
+        c.provenance = "resumed";
+        setup.unfinished[n.id] = c;
+      }
+  } else {
+    setup.record.id = config.search_id;
+    setup.record.problem = spec.name;
+    setup.record.strategy = config.strategy.name;
+    setup.record.config_text = config.text;
+  }
+  return l;
+}
+
+// The status of a search the store holds as finished.
+SearchStatus stored_status(const SearchSetup& setup) {
+  SearchStatus s;
+  s.search = setup.record.id;
+  s.finished = true;
+  s.stop_reason = setup.record.stop_reason;
+  for (auto& n : setup.nodes)
+    if (n.scored()) {
+      ++s.evaluated;
+      if (n.correct())
+        ++s.correct;
+      else
+        ++s.failed;
+      if (n.correct() && n.fitness > s.best_fitness) {
+        s.best_fitness = n.fitness;
+        s.best_node = n.id;
+      }
+    }
+  return s;
+}
+
+}  // namespace kevolve

@@ -1,0 +1,77 @@
+// RunnerProcess: a trusted evaluator's handle on one untrusted runner process — the mechanics every
+// backend shares. It forks and execs the runner in a process group of its own with fixed fd numbers,
+// exchanges length-prefixed frames with it (runtime/core/wire.hpp) under a wall-clock deadline, keeps
+// the tail of its stderr, and turns its death into a RunnerFailure (status + reason + message). What
+// the frames mean (hello, batch, reply) is each backend's protocol: backends/cpu/runner_protocol.hpp,
+// backends/cuda/runner_protocol.hpp.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
+
+#include "runtime/records/evaluation.hpp"
+
+namespace kevolve::process {
+
+// Why a runner did not answer.
+struct RunnerFailure {
+  EvalStatus status = EvalStatus::runtime_error;
+  std::string reason;  // harness / signal / timeout / cpu_limit / exit / isolation / load / protocol / cuda ...
+  std::string message;
+};
+
+struct RunnerSpawn {
+  std::vector<std::string> argv;  // argv[0]: the runner executable (an absolute path; no PATH lookup)
+  bool inherit_env = false;       // true: the evaluator's environment (the CUDA driver reads it); else `env`
+  std::vector<std::string> env;
+  int command_fd = 3, reply_fd = 4;        // the frame pipes' numbers in the runner
+  std::vector<std::pair<int, int>> extra;  // (evaluator fd, number in the runner), e.g. a shared arena
+  // Exit classification: a runner killed by SIGSYS was stopped by its seccomp filter (isolation), by
+  // SIGXCPU/SIGKILL hit its CPU limit. Off for runners that have neither.
+  bool sandboxed = false;
+  int64_t memory_limit_mb = 0;       // named in the message when the runner died of an allocation failure
+  std::string timeout_consequence =  // appended to the timeout message
+      "its runner was killed";
+};
+
+class RunnerProcess {
+ public:
+  RunnerProcess() = default;
+  RunnerProcess(const RunnerProcess&) = delete;
+  RunnerProcess& operator=(const RunnerProcess&) = delete;
+  ~RunnerProcess();
+
+  // Forks and execs the runner. False (with `failure`) when the pipes or the fork failed.
+  bool spawn(const RunnerSpawn& spec, RunnerFailure& failure);
+  // Sends one frame; false (with the runner's exit classified) when the runner is gone.
+  bool send(const std::vector<char>& frame, const char* during, RunnerFailure& failure);
+  // Waits up to timeout_s for one frame. On a timeout the runner's whole group is killed and the
+  // failure says `timeout`; when the runner died its exit is classified.
+  bool receive(double timeout_s, std::vector<char>& frame, RunnerFailure& failure);
+  bool running() const { return pid_ > 0; }
+
+  // SIGSTOP / SIGCONT to the runner's whole process group (every thread and anything it started), so
+  // that its leftovers cannot run while the evaluator times something else. Only between frames.
+  void pause();
+  void resume();
+  // The last 4000 bytes the runner wrote to stderr.
+  std::string log_tail();
+  // Closes the command pipe, gives the runner `grace_s` to exit on its own, then kills its group.
+  void stop(double grace_s = 0.1);
+
+ private:
+  RunnerFailure classify_exit(const char* during);
+  void drain_stderr();
+  void kill_group();
+
+  RunnerSpawn spec_;
+  pid_t pid_ = -1;
+  pid_t group_ = -1;  // the runner's process group (its pid), killed whole when the runner ends
+  int cmd_ = -1, reply_ = -1, err_ = -1;
+  bool paused_ = false;
+  std::string stderr_;
+};
+
+}  // namespace kevolve::process
