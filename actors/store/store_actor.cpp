@@ -141,7 +141,8 @@ void clean_partial_checkpoints(const std::string& checkpoint_dir) {
 }
 
 store_actor spawn_store_actor(caf::actor_system& sys, std::shared_ptr<Store> store, std::string checkpoint_dir,
-                              double checkpoint_seconds) {
+                              double checkpoint_seconds, bool own_thread) {
+  if (!own_thread) return sys.spawn(store_behavior, std::move(store), std::move(checkpoint_dir), checkpoint_seconds);
   return sys.spawn<caf::detached>(store_behavior, std::move(store), std::move(checkpoint_dir), checkpoint_seconds);
 }
 

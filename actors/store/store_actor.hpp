@@ -9,8 +9,10 @@
 
 namespace kevolve {
 
+// own_thread = false schedules it like any actor (for CAF's deterministic test coordinator, which runs only
+// scheduled actors).
 store_actor spawn_store_actor(caf::actor_system& sys, std::shared_ptr<Store> store, std::string checkpoint_dir,
-                              double checkpoint_seconds);
+                              double checkpoint_seconds, bool own_thread = true);
 
 // Removes checkpoint folders left half-written by a crash (names ending in .tmp or .partial).
 void clean_partial_checkpoints(const std::string& checkpoint_dir);

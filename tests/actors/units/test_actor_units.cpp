@@ -1,0 +1,314 @@
+// The search actor, the store actor and the cluster registry's dispatch, each alone under CAF's
+// deterministic test coordinator (caf/test/dsl.hpp): every message is delivered by the test, timers fire
+// when the test says, and the collaborators are stub actors. The store is a real RocksDB in a temp dir.
+// CAF's own test framework runs this file (its macros and main), so it is a binary of its own.
+#define CAF_SUITE actor_units
+#include <caf/test/unit_test_impl.hpp>
+// after the framework
+#include <caf/test/dsl.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <unistd.h>
+#include <vector>
+
+#include "actors/cluster/cluster_registry.hpp"
+#include "actors/protocol/engine.hpp"
+#include "actors/search/search_actor.hpp"
+#include "actors/store/store_actor.hpp"
+#include "runtime/config/problem_loader.hpp"
+#include "storage/store.hpp"
+
+using namespace kevolve;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct kevolve_config : caf::actor_system_config {
+  kevolve_config() { add_message_types<caf::id_block::kevolve>(); }
+};
+
+int dirs_made = 0;
+
+struct fixture : test_coordinator_fixture<kevolve_config> {
+  std::string dir;
+  fixture() {
+    dir =
+        (fs::temp_directory_path() / ("kevolve-units-" + std::to_string(getpid()) + "-" + std::to_string(dirs_made++)))
+            .string();
+    fs::remove_all(dir);
+  }
+  ~fixture() override {
+    run();
+    fs::remove_all(dir);
+  }
+
+  std::shared_ptr<Store> store(bool read_only = false) {
+    if (read_only) {  // a store that exists but refuses every write (RocksDB's read-only mode)
+      auto w = Store::open(dir);
+      CAF_REQUIRE(static_cast<bool>(w));
+    }
+    auto s = Store::open(dir, read_only);
+    CAF_REQUIRE(static_cast<bool>(s));
+    return std::shared_ptr<Store>(std::move(*s));
+  }
+
+  // Waits for the reply of a request whose answer the coordinator has already delivered.
+  template <class T, class Handle>
+  T answer(Handle& h) {
+    T out{};
+    h.receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { CAF_FAIL("no answer: " << sys.render(e)); });
+    return out;
+  }
+};
+
+NodeEntry node_entry(const std::string& search, uint64_t id) {
+  NodeEntry e;
+  e.search = search;
+  e.node.id = id;
+  e.node.state = NodeState::evaluated;
+  e.node.status = EvalStatus::ok;
+  e.node.fitness = 1.5;
+  return e;
+}
+
+// --- stubs -----------------------------------------------------------------------------------------
+
+// An operator that makes `n`-th child with source "kernel n" and params {n}: every child is new.
+operator_actor::behavior_type counting_operator(operator_actor::pointer self, std::shared_ptr<int> made) {
+  return {[self, made](atoms::make_atom, std::vector<MakeRequest>& reqs) {
+    std::vector<MakeReply> out;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      MakeReply r;
+      r.ok = true;
+      const int n = ++*made;
+      r.candidate.source = "kernel " + std::to_string(n);
+      r.candidate.entry = "kernel";
+      r.params["n"] = std::to_string(n);
+      r.candidate.parameters = r.params;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }};
+}
+
+build_actor::behavior_type building_farm(build_actor::pointer) {
+  return {[](atoms::build_atom, BuildJob&) {
+    BuildOutcome o;
+    o.build.ok = true;
+    return o;
+  }};
+}
+
+// A device whose verdicts are ok with a speedup of 1 + n/10 (n: the node's "n" parameter).
+device_actor::behavior_type scoring_device(device_actor::pointer) {
+  return {[](atoms::spec_atom, const std::string&, const std::string&) {},
+          [](atoms::eval_atom, EvalJob& job) {
+            EvalResult r;
+            r.status = EvalStatus::ok;
+            r.speedup = 1 + std::stod(job.params["n"]) / 10;
+            return r;
+          }};
+}
+
+// Records every status push.
+engine_actor::behavior_type watching_engine(engine_actor::pointer, std::shared_ptr<std::vector<SearchStatus>> pushes) {
+  return {[pushes](atoms::progress_atom, SearchStatus& s) { pushes->push_back(s); },
+          [](atoms::submit_atom, const std::string&) { return std::string("error: not a node"); },
+          [](atoms::tick_atom) {}};
+}
+
+}  // namespace
+
+CAF_TEST_FIXTURE_SCOPE(store_actor_units, fixture)
+
+CAF_TEST(a commit answers once its batch and the writes before it are durable) {
+  auto st = store();
+  auto hdl = spawn_store_actor(sys, st, "", 0, /*own_thread=*/false);
+  StoreBatch first, second;
+  first.nodes.push_back(node_entry("s", 1));
+  second.nodes.push_back(node_entry("s", 2));
+  self->send(hdl, atoms::write_atom::value, first);
+  auto h = self->request(hdl, caf::infinite, atoms::commit_atom::value, second);
+  run();
+  Status ok = answer<Status>(h);
+  CAF_CHECK(ok.ok());
+  CAF_CHECK_EQUAL(st->nodes("s").size(), 2u);
+}
+
+CAF_TEST(a lost fire - and-forget write fails every later commit with the count and the cause) {
+  auto st = store(/*read_only=*/true);
+  auto hdl = spawn_store_actor(sys, st, "", 0, /*own_thread=*/false);
+  StoreBatch lost;
+  lost.nodes.push_back(node_entry("s", 1));
+  lost.nodes.push_back(node_entry("s", 2));
+  self->send(hdl, atoms::write_atom::value, lost);
+  run();
+  for (int i = 0; i < 2; ++i) {  // not only the next commit: every one after it
+    auto h = self->request(hdl, caf::infinite, atoms::commit_atom::value, StoreBatch{});
+    run();
+    Status s = answer<Status>(h);
+    CAF_CHECK(!s.ok());
+    CAF_CHECK_EQUAL(s.code, Errc::io);
+    CAF_CHECK(s.message.find("2 store entries could not be written") != std::string::npos);
+  }
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST_FIXTURE_SCOPE(search_actor_units, fixture)
+
+namespace {
+
+struct SearchRig {
+  std::shared_ptr<int> made = std::make_shared<int>(0);
+  std::shared_ptr<std::vector<SearchStatus>> pushes = std::make_shared<std::vector<SearchStatus>>();
+};
+
+SearchSetup search_setup(caf::actor_system& sys, SearchRig& rig, std::shared_ptr<Store> st, int budget) {
+  SearchSetup s;
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/gelu/problem.toml");
+  CAF_REQUIRE(static_cast<bool>(spec));
+  s.spec = *spec;
+  s.config.problem = "gelu";
+  s.config.search_id = "unit";
+  s.config.backend = "null";
+  s.config.max_in_flight = 2;
+  s.config.budget.max_evaluations = budget;
+  s.config.strategy.name = "greedy";
+  s.record.id = "unit";
+  s.record.problem = "gelu";
+  s.store = spawn_store_actor(sys, st, "", 0, /*own_thread=*/false);
+  s.op = sys.spawn(counting_operator, rig.made);
+  s.builds = sys.spawn(building_farm);
+  s.devices = sys.spawn(scoring_device);
+  s.watcher = sys.spawn(watching_engine, rig.pushes);
+  return s;
+}
+
+bool finished(const SearchRig& rig) { return !rig.pushes->empty() && rig.pushes->back().finished; }
+
+}  // namespace
+
+CAF_TEST(a search evaluates its budget and pushes its progress and ends with its record saved) {
+  auto st = store();
+  SearchRig rig;
+  spawn_search_actor(sys, search_setup(sys, rig, st, 6));
+  run_until([&] { return finished(rig); });
+  CAF_REQUIRE(finished(rig));
+  const SearchStatus& last = rig.pushes->back();
+  CAF_CHECK_EQUAL(last.evaluated, 6);
+  CAF_CHECK_EQUAL(last.correct, 6);
+  CAF_CHECK_EQUAL(last.save_error, "");
+  CAF_CHECK(last.stop_reason.find("evaluation budget") != std::string::npos);
+  CAF_CHECK(last.best_fitness > 1.0);  // the best of the stub's speedups, 1 + n/10
+  // The pushes before the last one said "not finished": the engine learns the end once.
+  size_t finished_pushes = 0;
+  for (auto& p : *rig.pushes) finished_pushes += p.finished ? 1 : 0;
+  CAF_CHECK_EQUAL(finished_pushes, 1u);
+  // What the store holds matches what was pushed.
+  auto rec = st->search("unit");
+  CAF_REQUIRE(static_cast<bool>(rec));
+  CAF_CHECK(rec->finished);
+  size_t scored = 0;
+  for (auto& n : st->nodes("unit")) scored += n.scored() ? 1 : 0;
+  CAF_CHECK_EQUAL(scored, 6u);
+}
+
+CAF_TEST(a search whose store refuses writes stops before evaluating and says its end was not saved) {
+  auto st = store(/*read_only=*/true);
+  SearchRig rig;
+  spawn_search_actor(sys, search_setup(sys, rig, st, 6));
+  run_until([&] { return finished(rig); });
+  CAF_REQUIRE(finished(rig));
+  const SearchStatus& last = rig.pushes->back();
+  CAF_CHECK_EQUAL(last.evaluated, 0);  // nothing unrecorded was evaluated
+  CAF_CHECK(last.stop_reason.find("the store refused a write") != std::string::npos);
+  CAF_CHECK(last.save_error.find("could not be written") != std::string::npos);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST_FIXTURE_SCOPE(registry_dispatch_units, fixture)
+
+namespace {
+
+DeviceInfo device_info(int index) {
+  DeviceInfo d;
+  d.host = "unit";
+  d.pid = 1;
+  d.index = index;
+  d.backend = "null";
+  d.name = "stub";
+  d.arch = "null";
+  return d;
+}
+
+EvalJob job(uint64_t node) {
+  EvalJob j;
+  j.search = "s";
+  j.node = node;
+  j.backend = "null";
+  j.problem = "gelu";
+  return j;
+}
+
+// A device that answers each job with its own index in `reason`, counting what it got.
+caf::behavior answering_device(caf::event_based_actor*, int index, std::shared_ptr<int> got) {
+  return {[](atoms::spec_atom, const std::string&, const std::string&) {},
+          [index, got](atoms::eval_atom, EvalJob&) {
+            ++*got;
+            EvalResult r;
+            r.status = EvalStatus::ok;
+            r.reason = std::to_string(index);
+            return r;
+          }};
+}
+
+// A device that takes a job and never answers (its evaluator hangs, then dies).
+caf::behavior silent_device(caf::event_based_actor* self, std::shared_ptr<int> got) {
+  return {[](atoms::spec_atom, const std::string&, const std::string&) {},
+          [self, got](atoms::eval_atom, EvalJob&) {
+            ++*got;
+            return self->make_response_promise<EvalResult>();
+          }};
+}
+
+}  // namespace
+
+CAF_TEST(one job per device at a time and a dead device job goes to another) {
+  auto reg = spawn_cluster_registry(sys, {store(), 900, 3});
+  auto live_got = std::make_shared<int>(0), silent_got = std::make_shared<int>(0);
+  auto silent = sys.spawn(silent_device, silent_got);
+  auto live = sys.spawn(answering_device, 0, live_got);
+  self->send(reg, atoms::register_atom::value, device_info(1), silent);
+  sched.run();  // the registry's own timer is not fired: only messages
+  self->send(reg, atoms::register_atom::value, device_info(0), live);
+  sched.run();
+  using Handle = decltype(self->request(reg, caf::infinite, atoms::eval_atom::value, job(0)));
+  std::vector<Handle> handles;
+  for (uint64_t n = 1; n <= 4; ++n)
+    handles.push_back(self->request(reg, caf::infinite, atoms::eval_atom::value, job(n)));
+  sched.run();
+  // The silent device holds one job; the live one did the other three, one at a time.
+  CAF_CHECK_EQUAL(*silent_got, 1);
+  CAF_CHECK_EQUAL(*live_got, 3);
+  // Its evaluator dies: the job it held is re-queued and answered by the live device.
+  self->send_exit(silent, caf::exit_reason::kill);
+  sched.run();
+  CAF_CHECK_EQUAL(*live_got, 4);
+  int answered = 0;
+  for (auto& h : handles) {
+    EvalResult r = answer<EvalResult>(h);
+    CAF_CHECK_EQUAL(r.status, EvalStatus::ok);
+    CAF_CHECK_EQUAL(r.reason, "0");
+    ++answered;
+  }
+  CAF_CHECK_EQUAL(answered, 4);
+  // The registry re-arms its timer forever: stop it before the fixture runs what is left.
+  self->send_exit(reg, caf::exit_reason::user_shutdown);
+  self->send_exit(live, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
