@@ -1,5 +1,7 @@
 #include "storage/store.hpp"
 
+#include "runtime/records/field_codec.hpp"
+
 #include <filesystem>
 
 #include <rocksdb/db.h>
@@ -11,72 +13,15 @@
 
 namespace kevolve {
 
-std::string encode_node(const NodeRecord& n) {
-  wire::Writer w;
-  w.i64(static_cast<int64_t>(n.id));
-  w.u32(static_cast<uint32_t>(n.parents.size()));
-  for (auto p : n.parents) w.i64(static_cast<int64_t>(p));
-  w.str(n.op);
-  w.u32(static_cast<uint32_t>(n.params.size()));
-  for (auto& [k, v] : n.params) {
-    w.str(k);
-    w.str(v);
-  }
-  w.u32(static_cast<uint32_t>(n.island));
-  w.u32(static_cast<uint32_t>(n.state));
-  w.u32(static_cast<uint32_t>(n.status));
-  w.str(n.reason);
-  w.str(n.message);
-  w.f64(n.fitness);
-  w.f64(n.candidate_ms);
-  w.f64(n.reference_ms);
-  w.str(n.device_class);
-  return std::string(w.bytes().begin(), w.bytes().end());
-}
+// Nodes and searches are stored in the layout of their field lists (runtime/records/fields.hpp).
+std::string encode_node(const NodeRecord& n) { return field_codec::encode_record(n); }
 
-bool decode_node(const std::string& s, NodeRecord& n) {
-  std::vector<char> b(s.begin(), s.end());
-  try {
-    wire::Reader r(b);
-    n.id = static_cast<uint64_t>(r.i64());
-    n.parents.resize(r.u32());
-    for (auto& p : n.parents) p = static_cast<uint64_t>(r.i64());
-    n.op = r.str();
-    n.params.clear();
-    for (uint32_t k = r.u32(); k > 0; --k) {
-      auto key = r.str();
-      n.params[key] = r.str();
-    }
-    n.island = static_cast<int32_t>(r.u32());
-    n.state = static_cast<NodeState>(r.u32());
-    n.status = static_cast<EvalStatus>(r.u32());
-    n.reason = r.str();
-    n.message = r.str();
-    n.fitness = r.f64();
-    n.candidate_ms = r.f64();
-    n.reference_ms = r.f64();
-    n.device_class = r.done() ? "" : r.str();  // absent in records stored before device classes
-    return r.done();
-  } catch (const wire::DecodeError&) { return false; }
-}
+bool decode_node(const std::string& s, NodeRecord& n) { return field_codec::decode_record(s, n, kNodeFieldsRequired); }
 
-std::string encode_search(const SearchRecord& s) {
-  wire::Writer w;
-  for (auto* f : {&s.id, &s.problem, &s.strategy, &s.config_text, &s.rng_state, &s.stop_reason}) w.str(*f);
-  w.i64(static_cast<int64_t>(s.next_node));
-  w.u32(s.finished);
-  return std::string(w.bytes().begin(), w.bytes().end());
-}
+std::string encode_search(const SearchRecord& s) { return field_codec::encode_record(s); }
 
-bool decode_search(const std::string& str, SearchRecord& s) {
-  std::vector<char> b(str.begin(), str.end());
-  try {
-    wire::Reader r(b);
-    for (auto* f : {&s.id, &s.problem, &s.strategy, &s.config_text, &s.rng_state, &s.stop_reason}) *f = r.str();
-    s.next_node = static_cast<uint64_t>(r.i64());
-    s.finished = r.u32();
-    return r.done();
-  } catch (const wire::DecodeError&) { return false; }
+bool decode_search(const std::string& b, SearchRecord& s) {
+  return field_codec::decode_record(b, s, kSearchFieldsRequired);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 
 #include "actors/protocol/messages.hpp"
+#include "runtime/records/fields.hpp"
 
 namespace kevolve {
 
@@ -17,14 +18,12 @@ typename F::result_type inspect(F& f, Proposal& x) {
   return f(caf::meta::type_name("Proposal"), x.op, x.parents, x.island);
 }
 template <class F>
-typename F::result_type inspect(F& f, NodeRecord& x) {
-  return f(caf::meta::type_name("NodeRecord"), x.id, x.parents, x.op, x.params, x.island, x.state, x.status, x.reason,
-           x.message, x.fitness, x.candidate_ms, x.reference_ms, x.device_class);
+typename F::result_type inspect(F& f, NodeRecord& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("NodeRecord"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, SearchRecord& x) {
-  return f(caf::meta::type_name("SearchRecord"), x.id, x.problem, x.strategy, x.config_text, x.next_node, x.rng_state,
-           x.finished, x.stop_reason);
+typename F::result_type inspect(F& f, SearchRecord& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("SearchRecord"), m...); });
 }
 template <class F>
 typename F::result_type inspect(F& f, Candidate& x) {
@@ -35,24 +34,20 @@ typename F::result_type inspect(F& f, BuildResult& x) {
   return f(caf::meta::type_name("BuildResult"), x.ok, x.artifact, x.log, x.seconds);
 }
 template <class F>
-typename F::result_type inspect(F& f, Timing& x) {
-  return f(caf::meta::type_name("Timing"), x.median_ms, x.p10_ms, x.p90_ms, x.samples, x.threads);
+typename F::result_type inspect(F& f, Timing& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("Timing"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, DetectorSet& x) {
-  return f(caf::meta::type_name("DetectorSet"), x.bits);
+typename F::result_type inspect(F& f, DetectorSet& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("DetectorSet"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, EvalResult& x) {
-  return f(caf::meta::type_name("EvalResult"), x.status, x.reason, x.message, x.where, x.max_abs_err, x.max_rel_err,
-           x.trials, x.shapes, x.reference, x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log,
-           x.runner_log, x.peak_gbps, x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class,
-           x.sandbox, x.detectors);
+typename F::result_type inspect(F& f, EvalResult& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvalResult"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, EvalOptions& x) {
-  return f(caf::meta::type_name("EvalOptions"), x.threads, x.trials, x.warmup, x.min_reps, x.max_reps, x.min_time_s,
-           x.call_timeout_s, x.memory_limit_mb, x.cpu_limit_s, x.seed, x.rotate_bytes, x.arch, x.detectors);
+typename F::result_type inspect(F& f, EvalOptions& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvalOptions"), m...); });
 }
 template <class F>
 typename F::result_type inspect(F& f, Artifact& x) {

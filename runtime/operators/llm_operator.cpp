@@ -88,18 +88,16 @@ Expected<std::string> extract_code(const std::string& reply) {
       "or for a KernelBench-format problem a class ModelNew)");
 }
 
-LlmOperator::LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
-                         std::string reference_formula, std::string hardware, std::string hardware_constraints,
-                         std::shared_ptr<KnowledgeBase> kb, int concurrency, std::string backend)
-    : client_(std::move(client)),
-      t_(std::move(prompts)),
-      spec_(std::move(spec)),
-      reference_(std::move(reference_formula)),
-      hardware_(std::move(hardware)),
-      constraints_(std::move(hardware_constraints)),
-      kb_(std::move(kb)),
-      concurrency_(std::max(1, concurrency)),
-      backend_(std::move(backend)) {}
+LlmOperator::LlmOperator(LlmOperatorSetup s)
+    : client_(std::move(s.client)),
+      t_(std::move(s.prompts)),
+      spec_(std::move(s.spec)),
+      reference_(std::move(s.reference_formula)),
+      hardware_(std::move(s.hardware)),
+      constraints_(std::move(s.hardware_constraints)),
+      kb_(std::move(s.kb)),
+      concurrency_(std::max(1, s.concurrency)),
+      backend_(std::move(s.backend)) {}
 
 namespace {
 
@@ -146,58 +144,58 @@ KbQuery LlmOperator::knowledge_query(const Proposal& p, const SearchGraph& g, co
   return {query, hardware_, spec_.name, 2};
 }
 
-std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, const SearchGraph& g,
-                                                         const OperatorContext& ctx) const {
-  mu::data d;
-  d.set("hardware", hardware_);
-  d.set("problem", spec_.name);
-  d.set("description", spec_.description);
-  d.set("reference", reference_);
-  d.set("inputs", tensor_list(spec_.inputs));
-  d.set("outputs", tensor_list(spec_.outputs));
+namespace {
+
+// The problem as the prompt states it: tensors, parameters, shapes, tolerances, roofline figures.
+void describe_problem(mu::data& d, const ProblemSpec& spec, const std::string& backend, bool kernelbench) {
+  d.set("problem", spec.name);
+  d.set("description", spec.description);
+  d.set("inputs", tensor_list(spec.inputs));
+  d.set("outputs", tensor_list(spec.outputs));
   std::string params;
-  for (auto& x : spec_.params) params += (params.empty() ? "" : ", ") + x.name + " = " + std::to_string(x.value);
-  d.set("has_params", spec_.params.empty() ? mu::data::type::bool_false : mu::data::type::bool_true);
+  for (auto& x : spec.params) params += (params.empty() ? "" : ", ") + x.name + " = " + std::to_string(x.value);
+  d.set("has_params", spec.params.empty() ? mu::data::type::bool_false : mu::data::type::bool_true);
   d.set("params", params);
-  const ShapeBinding& bench = spec_.bench_for(backend_);
+  const ShapeBinding& bench = spec.bench_for(backend);
   d.set("bench", binding_text(bench));
-  d.set("lang", fence());
-  if (kernelbench()) {
-    std::ifstream in(spec_.file);
+  if (kernelbench) {
+    std::ifstream in(spec.file);
     std::stringstream text;
     text << in.rdbuf();
     d.set("kernelbench", mu::data::type::bool_true);
     d.set("problem_source", text.str());
   }
   std::string verify;
-  for (auto& b : spec_.verify) verify += (verify.empty() ? "" : "; ") + binding_text(b);
+  for (auto& b : spec.verify) verify += (verify.empty() ? "" : "; ") + binding_text(b);
   d.set("verify", verify);
   std::string tol;
-  for (auto& [dt, t] : spec_.tolerances)
+  for (auto& [dt, t] : spec.tolerances)
     tol += (tol.empty() ? "" : "; ") + std::string(dtype_name(dt)) + " atol " + std::to_string(t.atol) + " rtol " +
            std::to_string(t.rtol);
   d.set("tolerance", tol);
   std::string err;
-  d.set("bytes", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_bytes, bench, err).value_or(0))));
-  d.set("flops", std::to_string(static_cast<int64_t>(eval_expr(spec_.roofline_flops, bench, err).value_or(0))));
-  if (!constraints_.empty()) d.set("hardware_constraints", constraints_);
+  d.set("bytes", std::to_string(static_cast<int64_t>(eval_expr(spec.roofline_bytes, bench, err).value_or(0))));
+  d.set("flops", std::to_string(static_cast<int64_t>(eval_expr(spec.roofline_flops, bench, err).value_or(0))));
+}
 
-  std::string task;
+// What this proposal asks for, by its operation.
+std::string task_text(const std::string& op, bool kernelbench) {
+  if (op == "seed" && kernelbench)
+    return "Write a first, simple and correct ModelNew whose computation runs in your own kernel.";
+  if (op == "seed") return "Write a first, simple and correct kernel for this problem.";
+  if (op == "repair") return "The kernel below failed. Fix it so that it is correct; keep it simple.";
+  if (op == "crossover")
+    return "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
+  return "Make the kernel below faster while keeping it correct.";
+}
+
+// The parent (source, verdict, diagnosis with its directives) and, for a crossover, the second parent.
+// Returns the diagnosis's summary ("" without a parent), which also steers knowledge retrieval.
+std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& g, const OperatorContext& ctx,
+                             const ProblemSpec& spec, const std::string& backend) {
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
-  if (p.op == "seed" && kernelbench())
-    task = "Write a first, simple and correct ModelNew whose computation runs in your own kernel.";
-  else if (p.op == "seed")
-    task = "Write a first, simple and correct kernel for this problem.";
-  else if (p.op == "repair")
-    task = "The kernel below failed. Fix it so that it is correct; keep it simple.";
-  else if (p.op == "crossover")
-    task = "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
-  else
-    task = "Make the kernel below faster while keeping it correct.";
-  d.set("task", task);
-
+  std::string summary;
   std::vector<std::string> directives;
-  std::string query = spec_.name + " " + shape_text(spec_.tags);
   if (parent && !ctx.parents.empty()) {
     const NodeContext& pc = ctx.parents[0];
     d.set("parent", mu::data::type::bool_true);
@@ -206,10 +204,10 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
                                (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" : ""));
     d.set("parent_source", pc.source);
     if (!pc.report.empty()) d.set("parent_report", pc.report.substr(0, 4000));
-    Diagnosis diag = diagnose(*parent, spec_, pc.report, backend_);
+    Diagnosis diag = diagnose(*parent, spec, pc.report, backend);
     directives.push_back(diag.summary);
     directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
-    query += " " + diag.summary;
+    summary = diag.summary;
   }
   if (p.op == "crossover" && ctx.parents.size() > 1 && p.parents.size() > 1) {
     const NodeRecord* second = g.find(p.parents[1]);
@@ -223,44 +221,56 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
     dir.set("items", items(directives));
     d.set("directives", dir);
   }
-  if (ctx.best.id && (!parent || ctx.best.id != parent->id)) {
-    if (const NodeRecord* b = g.find(ctx.best.id)) {
-      mu::data ex;
-      mu::data list{mu::data::type::list};
-      mu::data e;
-      e.set("id", std::to_string(b->id));
-      e.set("speedup", std::to_string(b->fitness));
-      list.push_back(e);
-      ex.set("items", list);
-      d.set("exemplars", ex);
-    }
-  }
-  if (kb_) {
-    // Retrieved by the deep-search agent when it was asked (ctx.knowledge), else here.
-    auto hits = ctx.knowledge_given ? ctx.knowledge : kb_->search({query, hardware_, spec_.name, 2});
-    if (!hits.empty()) {
-      mu::data list{mu::data::type::list};
-      for (auto& h : hits)
-        for (auto& doc : kb_->documents())
-          if (doc.path == h.path) {
-            mu::data e;
-            e.set("title", doc.title);
-            e.set("path", doc.path);
-            e.set("text", doc.body.substr(0, 2500));
-            list.push_back(e);
-          }
-      mu::data kn;
-      kn.set("items", list);
-      d.set("knowledge", kn);
-    }
-  }
-  mu::mustache sys(kernelbench() && !t_.system_python.empty()      ? t_.system_python
-                   : backend_ == "cuda" && !t_.system_cuda.empty() ? t_.system_cuda
-                                                                   : t_.system),
-      user(t_.child);
-  const auto verbatim = [](const std::string& s) { return s; };  // prompts are text, not HTML
-  sys.set_custom_escape(verbatim);
-  user.set_custom_escape(verbatim);
+  return summary;
+}
+
+// The best kernel so far as an exemplar, when it is not the parent itself.
+void describe_best(mu::data& d, const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) {
+  const uint64_t parent = p.parents.empty() ? 0 : p.parents[0];
+  if (!ctx.best.id || ctx.best.id == parent) return;
+  const NodeRecord* b = g.find(ctx.best.id);
+  if (!b) return;
+  mu::data ex;
+  mu::data list{mu::data::type::list};
+  mu::data e;
+  e.set("id", std::to_string(b->id));
+  e.set("speedup", std::to_string(b->fitness));
+  list.push_back(e);
+  ex.set("items", list);
+  d.set("exemplars", ex);
+}
+
+// Knowledge-base notes: those the deep-search agent retrieved (ctx.knowledge), else retrieved here.
+void describe_knowledge(mu::data& d, const KnowledgeBase& kb, const KbQuery& query, const OperatorContext& ctx) {
+  auto hits = ctx.knowledge_given ? ctx.knowledge : kb.search(query);
+  if (hits.empty()) return;
+  mu::data list{mu::data::type::list};
+  for (auto& h : hits)
+    for (auto& doc : kb.documents())
+      if (doc.path == h.path) {
+        mu::data e;
+        e.set("title", doc.title);
+        e.set("path", doc.path);
+        e.set("text", doc.body.substr(0, 2500));
+        list.push_back(e);
+      }
+  mu::data kn;
+  kn.set("items", list);
+  d.set("knowledge", kn);
+}
+
+std::string render(const std::string& tmpl, const mu::data& d) {
+  mu::mustache m(tmpl);
+  m.set_custom_escape([](const std::string& s) { return s; });  // prompts are text, not HTML
+  return m.render(d);
+}
+
+}  // namespace
+
+std::string LlmOperator::system_prompt() const {
+  const std::string& tmpl = kernelbench() && !t_.system_python.empty()      ? t_.system_python
+                            : backend_ == "cuda" && !t_.system_cuda.empty() ? t_.system_cuda
+                                                                            : t_.system;
   mu::data sd;
   sd.set("hardware", hardware_);
   if (kernelbench()) {
@@ -270,7 +280,25 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
     sd.set(lang, mu::data::type::bool_true);
     sd.set(is_backend(backend_, BackendKind::python_cuda) ? "gpu" : "cpu", mu::data::type::bool_true);
   }
-  return {sys.render(sd), user.render(d)};
+  return render(tmpl, sd);
+}
+
+std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, const SearchGraph& g,
+                                                         const OperatorContext& ctx) const {
+  mu::data d;
+  d.set("hardware", hardware_);
+  d.set("reference", reference_);
+  d.set("lang", fence());
+  if (!constraints_.empty()) d.set("hardware_constraints", constraints_);
+  describe_problem(d, spec_, backend_, kernelbench());
+  d.set("task", task_text(p.op, kernelbench()));
+  const std::string diagnosis = describe_parents(d, p, g, ctx, spec_, backend_);
+  describe_best(d, p, g, ctx);
+  if (kb_) {
+    const std::string query = spec_.name + " " + shape_text(spec_.tags) + (diagnosis.empty() ? "" : " " + diagnosis);
+    describe_knowledge(d, *kb_, {query, hardware_, spec_.name, 2}, ctx);
+  }
+  return {system_prompt(), render(t_.child, d)};
 }
 
 std::string LlmOperator::pick_model(Rng& rng) const {

@@ -28,11 +28,22 @@ struct PromptTemplates {
 // `class ModelNew`. A diff, or a reply without a kernel, is an error that says why.
 Expected<std::string> extract_code(const std::string& reply);
 
+// Everything an LLM operator is made from.
+struct LlmOperatorSetup {
+  std::shared_ptr<llm::LlmClient> client;
+  PromptTemplates prompts;
+  ProblemSpec spec;
+  std::string reference_formula;      // the reference as the prompt states it
+  std::string hardware;               // the target's name (knowledge/hardware/<name>)
+  std::string hardware_constraints;   // its constraints text, quoted in the prompt
+  std::shared_ptr<KnowledgeBase> kb;  // may be none: no retrieved notes
+  int concurrency = 1;                // LLM requests at once
+  std::string backend = "cpu";        // the ABI in the prompts, the benchmark shape, the candidates' language
+};
+
 class LlmOperator : public Operator {
  public:
-  LlmOperator(std::shared_ptr<llm::LlmClient> client, PromptTemplates prompts, ProblemSpec spec,
-              std::string reference_formula, std::string hardware, std::string hardware_constraints,
-              std::shared_ptr<KnowledgeBase> kb, int concurrency, std::string backend = "cpu");
+  explicit LlmOperator(LlmOperatorSetup setup);
   std::string name() const override { return "llm"; }
   using Operator::make;
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) override;
@@ -54,7 +65,7 @@ class LlmOperator : public Operator {
   void set_kernel_language(std::string l) { kernel_language_ = std::move(l); }
   bool kernelbench() const { return backend_traits(backend_).kernelbench; }
 
-  // The two prompts for a proposal (exposed for tests and docs).
+  // The two prompts for a proposal, system and user (exposed for tests and docs).
   std::pair<std::string, std::string> prompts(const Proposal& p, const SearchGraph& g,
                                               const OperatorContext& ctx) const;
 
@@ -69,6 +80,7 @@ class LlmOperator : public Operator {
       backend_;  // cpu | cuda | python | python-cuda: the ABI in the prompts, the benchmark shape, the candidates' language
   std::string kernel_language_;
   std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
+  std::string system_prompt() const;
 };
 
 }  // namespace kevolve

@@ -1,5 +1,7 @@
 #include "runtime/records/records_codec.hpp"
 
+#include "runtime/records/field_codec.hpp"
+
 namespace kevolve {
 namespace {
 
@@ -55,21 +57,6 @@ void get(wire::Reader& r, TensorSpec& t) {
     t.generator.names[k] = r.str();
   }
 }
-void put(wire::Writer& w, const Timing& t) {
-  w.f64(t.median_ms);
-  w.f64(t.p10_ms);
-  w.f64(t.p90_ms);
-  w.i64(t.samples);
-  w.i64(t.threads);
-}
-void get(wire::Reader& r, Timing& t) {
-  t.median_ms = r.f64();
-  t.p10_ms = r.f64();
-  t.p90_ms = r.f64();
-  t.samples = r.i64();
-  t.threads = static_cast<int>(r.i64());
-}
-
 }  // namespace
 
 void encode(wire::Writer& w, const ProblemSpec& p) {
@@ -124,29 +111,8 @@ void decode(wire::Reader& r, ProblemSpec& p) {
   for (auto& b : p.verify) get(r, b);
 }
 
-void encode(wire::Writer& w, const EvalOptions& o) {
-  for (int v : {o.threads, o.trials, o.warmup, o.min_reps, o.max_reps}) w.i64(v);
-  w.f64(o.min_time_s);
-  w.f64(o.call_timeout_s);
-  w.i64(o.memory_limit_mb);
-  w.i64(o.cpu_limit_s);
-  w.i64(static_cast<int64_t>(o.seed));
-  w.i64(o.rotate_bytes);
-  w.str(o.arch);
-  w.u32(o.detectors.bits);
-}
-
-void decode(wire::Reader& r, EvalOptions& o) {
-  for (int* v : {&o.threads, &o.trials, &o.warmup, &o.min_reps, &o.max_reps}) *v = static_cast<int>(r.i64());
-  o.min_time_s = r.f64();
-  o.call_timeout_s = r.f64();
-  o.memory_limit_mb = r.i64();
-  o.cpu_limit_s = r.i64();
-  o.seed = static_cast<uint64_t>(r.i64());
-  o.rotate_bytes = r.i64();
-  o.arch = r.str();
-  o.detectors.bits = r.u32();
-}
+void encode(wire::Writer& w, const EvalOptions& o) { field_codec::put(w, o); }
+void decode(wire::Reader& r, EvalOptions& o) { field_codec::get(r, o); }
 
 void encode(wire::Writer& w, const EvalRequest& q) {
   encode(w, q.spec);
@@ -162,36 +128,7 @@ void decode(wire::Reader& r, EvalRequest& q) {
   decode(r, q.options);
 }
 
-void encode(wire::Writer& w, const EvalResult& e) {
-  w.u32(static_cast<uint32_t>(e.status));
-  for (auto* s :
-       {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox})
-    w.str(*s);
-  for (double d :
-       {e.max_abs_err, e.max_rel_err, e.speedup, e.candidate_gbps, e.candidate_gflops, e.peak_gbps, e.compile_speedup})
-    w.f64(d);
-  put(w, e.compiled);
-  w.i64(e.trials);
-  w.i64(e.shapes);
-  put(w, e.reference);
-  put(w, e.candidate);
-  w.u32(e.detectors.bits);
-}
-
-void decode(wire::Reader& r, EvalResult& e) {
-  e.status = static_cast<EvalStatus>(r.u32());
-  for (auto* s :
-       {&e.reason, &e.message, &e.where, &e.compile_log, &e.runner_log, &e.device, &e.profile, &e.kind, &e.sandbox})
-    *s = r.str();
-  for (double* d : {&e.max_abs_err, &e.max_rel_err, &e.speedup, &e.candidate_gbps, &e.candidate_gflops, &e.peak_gbps,
-                    &e.compile_speedup})
-    *d = r.f64();
-  get(r, e.compiled);
-  e.trials = static_cast<int>(r.i64());
-  e.shapes = static_cast<int>(r.i64());
-  get(r, e.reference);
-  get(r, e.candidate);
-  e.detectors.bits = r.u32();
-}
+void encode(wire::Writer& w, const EvalResult& e) { field_codec::put(w, e); }
+void decode(wire::Reader& r, EvalResult& e) { field_codec::get(r, e); }
 
 }  // namespace kevolve

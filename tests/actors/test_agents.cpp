@@ -51,7 +51,8 @@ TEST_CASE(
   lc.model = "m";
   auto client = llm::LlmClient::create(lc);
   REQUIRE(client);
-  LlmOperator op(*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2", "vector_width_bytes = 32", *kb, 1);
+  LlmOperator op(LlmOperatorSetup{*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2",
+                                  "vector_width_bytes = 32", *kb, 1});
   REQUIRE(op.knowledge_base());
 
   SearchGraph g;
@@ -102,7 +103,8 @@ TEST_CASE("for the CUDA backend the LLM operator asks for kernel-only CUDA and h
   lc.retries = 0;
   auto client = llm::LlmClient::create(lc);
   REQUIRE(client);
-  LlmOperator op(*client, *prompts, *spec, "F.gelu(x)", "nvidia-hopper", "warp_size = 32", nullptr, 1, "cuda");
+  LlmOperator op(
+      LlmOperatorSetup{*client, *prompts, *spec, "F.gelu(x)", "nvidia-hopper", "warp_size = 32", nullptr, 1, "cuda"});
   SearchGraph g;
   const auto [system, user] = op.prompts(Proposal{"seed", {}, 0}, g, OperatorContext{});
   CHECK(system.find("kv_cuda_args") != std::string::npos);

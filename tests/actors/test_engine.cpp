@@ -17,6 +17,7 @@
 #include <sstream>
 #include "runtime/config/problem_loader.hpp"
 #include "storage/store.hpp"
+#include "tests/test_support/raw_store.hpp"
 
 using namespace kevolve;
 namespace fs = std::filesystem;
@@ -86,6 +87,37 @@ TEST_CASE("running a finished search again reports it without evaluating anythin
   CHECK(lines == 40);
   fs::remove_all(dir);
   fs::remove(c.null_ledger);
+}
+
+TEST_CASE("a search whose stored record or nodes cannot be read is refused, not started over", "[engine]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-corrupt-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 12);
+  c.budget.max_evaluations = 12;
+  REQUIRE(run_search(c, gelu(), std::make_shared<NullOperator>(), {}));
+  const auto nodes_before = [&] {
+    auto st = Store::open(dir, true);
+    REQUIRE(st);
+    return (*st)->nodes(c.search_id).size();
+  };
+  REQUIRE(nodes_before() >= 12);
+  // One damaged node: resuming would reuse its id.
+  test::put_raw(dir, "nodes", test::node_key(c.search_id, 3), "damaged");
+  c.budget.max_evaluations = 30;
+  auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE_FALSE(s);
+  CHECK(s.code() == Errc::corrupt);
+  CHECK(s.error().find("node 3") != std::string::npos);
+  CHECK(s.error().find("refusing") != std::string::npos);
+  // The search record itself: starting at node 1 would overwrite every node.
+  test::put_raw(dir, "searches", c.search_id, "damaged");
+  const size_t kept = nodes_before();
+  s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE_FALSE(s);
+  CHECK(s.code() == Errc::corrupt);
+  CHECK(s.error().find("refusing to start it over") != std::string::npos);
+  CHECK(nodes_before() == kept);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("a search with a larger budget continues from the stored graph", "[engine]") {

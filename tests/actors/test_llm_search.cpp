@@ -83,8 +83,8 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   REQUIRE(kb);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
   REQUIRE(spec);
-  auto op = std::make_shared<LlmOperator>(*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2",
-                                          "vector_width_bytes = 32", *kb, 1);
+  auto op = std::make_shared<LlmOperator>(LlmOperatorSetup{*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2",
+                                                           "vector_width_bytes = 32", *kb, 1});
 
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-search-" + std::to_string(getpid()))).string();
   auto s = run_search(llm_search_config(*spec, dir, "llm", 3), *spec, op, {});
@@ -157,8 +157,8 @@ TEST_CASE("a reply that is a diff against the parent is applied to it, and one t
   REQUIRE(client);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
   REQUIRE(spec);
-  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)",
-                                          "x86-avx2", "", nullptr, 1);
+  auto op = std::make_shared<LlmOperator>(LlmOperatorSetup{*client, *PromptTemplates::load(root), *spec,
+                                                           "torch.softmax(x, -1)", "x86-avx2", "", nullptr, 1});
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-diff-" + std::to_string(getpid()))).string();
   auto s = run_search(llm_search_config(*spec, dir, "diff", 2), *spec, op, {});
   REQUIRE(s);
@@ -222,8 +222,8 @@ TEST_CASE("a spent LLM budget stops the search cleanly with that reason", "[llm]
   auto client = llm::LlmClient::create(lc);
   REQUIRE(client);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
-  auto op = std::make_shared<LlmOperator>(*client, *PromptTemplates::load(root), *spec, "torch.softmax(x, -1)",
-                                          "x86-avx2", "", nullptr, 1);
+  auto op = std::make_shared<LlmOperator>(LlmOperatorSetup{*client, *PromptTemplates::load(root), *spec,
+                                                           "torch.softmax(x, -1)", "x86-avx2", "", nullptr, 1});
   const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-budget-" + std::to_string(getpid()))).string();
   auto s = run_search(llm_search_config(*spec, dir, "budget", 10), *spec, op, {});
   REQUIRE(s);

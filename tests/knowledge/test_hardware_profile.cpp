@@ -65,7 +65,7 @@ TEST_CASE("dropping a hardware folder constrains templates and prompts for that 
   REQUIRE(prompts);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/rmsnorm_fwd/problem.toml");
   REQUIRE(spec);
-  LlmOperator llm_op(*client, *prompts, *spec, "rmsnorm", "tiny-vector-chip", hw->text, nullptr, 1);
+  LlmOperator llm_op(LlmOperatorSetup{*client, *prompts, *spec, "rmsnorm", "tiny-vector-chip", hw->text, nullptr, 1});
   auto [system, user] = llm_op.prompts({"seed", {}, 0}, SearchGraph{}, {});
   CHECK(system.find("tiny-vector-chip") != std::string::npos);
   CHECK(user.find("vector_width_bytes = 16") != std::string::npos);
@@ -80,8 +80,8 @@ TEST_CASE("an LLM ensemble draws its models by weight, deterministically for a s
   auto client = llm::LlmClient::create(lc);
   REQUIRE(client);
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/gelu/problem.toml");
-  LlmOperator op(*client, *PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"), *spec, "gelu",
-                 "x86-avx2", "", nullptr, 1);
+  LlmOperator op(LlmOperatorSetup{*client, *PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"),
+                                  *spec, "gelu", "x86-avx2", "", nullptr, 1});
   Rng a(5), b(5);
   int big = 0;
   for (int i = 0; i < 400; ++i) {

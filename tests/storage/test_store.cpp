@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "runtime/core/wire.hpp"
 #include "storage/store.hpp"
+#include "tests/test_support/raw_store.hpp"
 
 using namespace kevolve;
 namespace fs = std::filesystem;
@@ -125,4 +127,117 @@ TEST_CASE("a node keeps the device class that measured it, and nodes stored befo
   CHECK(old.device_class.empty());
   CHECK(old.fitness == 2.5);
   CHECK_FALSE(decode_node(before.substr(0, before.size() - 3), old));  // a truncated record is still refused
+}
+
+namespace {
+
+// A node as the store laid it out before records were written from their field lists, spelled out field
+// by field (with or without the device class, which came later).
+std::string old_layout_node(const NodeRecord& n, bool with_device_class) {
+  wire::Writer w;
+  w.i64(static_cast<int64_t>(n.id));
+  w.u32(static_cast<uint32_t>(n.parents.size()));
+  for (auto p : n.parents) w.i64(static_cast<int64_t>(p));
+  w.str(n.op);
+  w.u32(static_cast<uint32_t>(n.params.size()));
+  for (auto& [k, v] : n.params) {
+    w.str(k);
+    w.str(v);
+  }
+  w.u32(static_cast<uint32_t>(n.island));
+  w.u32(static_cast<uint32_t>(n.state));
+  w.u32(static_cast<uint32_t>(n.status));
+  w.str(n.reason);
+  w.str(n.message);
+  w.f64(n.fitness);
+  w.f64(n.candidate_ms);
+  w.f64(n.reference_ms);
+  if (with_device_class) w.str(n.device_class);
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+std::string old_layout_search(const SearchRecord& s) {
+  wire::Writer w;
+  for (auto* f : {&s.id, &s.problem, &s.strategy, &s.config_text, &s.rng_state, &s.stop_reason}) w.str(*f);
+  w.i64(static_cast<int64_t>(s.next_node));
+  w.u32(s.finished);
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+}  // namespace
+
+TEST_CASE("records stored in the earlier layout still decode, and new ones are written in it", "[store]") {
+  NodeRecord n = node(7, 2.5);
+  n.parents = {3, 5};
+  n.island = 2;
+  n.reason = "r";
+  n.message = "m";
+  n.candidate_ms = 1.25;
+  n.reference_ms = 3.5;
+  n.device_class = "cpu:znver3 AMD EPYC";
+  NodeRecord back;
+  REQUIRE(decode_node(old_layout_node(n, true), back));
+  CHECK(encode_node(back) == old_layout_node(n, true));
+  CHECK(back.parents == n.parents);
+  CHECK(back.params == n.params);
+  CHECK(back.device_class == n.device_class);
+  CHECK(back.candidate_ms == n.candidate_ms);
+  // Before device classes: the field is absent and reads as "".
+  REQUIRE(decode_node(old_layout_node(n, false), back));
+  CHECK(back.device_class.empty());
+  CHECK(back.reference_ms == n.reference_ms);
+  // Anything shorter than that is not a node.
+  const std::string full = old_layout_node(n, false);
+  CHECK_FALSE(decode_node(full.substr(0, full.size() - 8), back));
+  CHECK_FALSE(decode_node(full + "x", back));
+
+  SearchRecord s;
+  s.id = "s1";
+  s.problem = "gelu";
+  s.strategy = "greedy";
+  s.config_text = "[search]";
+  s.next_node = 42;
+  s.rng_state = "123 456";
+  s.finished = true;
+  s.stop_reason = "evaluation budget";
+  SearchRecord sb;
+  REQUIRE(decode_search(old_layout_search(s), sb));
+  CHECK(encode_search(sb) == old_layout_search(s));
+  CHECK(sb.next_node == 42);
+  CHECK(sb.finished);
+  CHECK(sb.stop_reason == s.stop_reason);
+}
+
+TEST_CASE("an unreadable record is reported as corrupt, never as absent", "[store]") {
+  const auto dir = temp_dir("corrupt");
+  {
+    auto s = Store::open(dir);
+    REQUIRE(s);
+    SearchRecord rec;
+    rec.id = "good";
+    rec.problem = "gelu";
+    StoreBatch b;
+    b.searches.push_back(rec);
+    for (uint64_t i = 1; i <= 3; ++i) b.nodes.push_back({"good", node(i, 1.0)});
+    REQUIRE((*s)->write(b));
+  }
+  test::put_raw(dir, "searches", "broken", "\x01\x02garbage");
+  test::put_raw(dir, "nodes", test::node_key("good", 2), "not a node");
+  auto s = Store::open(dir, true);
+  REQUIRE(s);
+  auto missing = (*s)->search("nowhere");
+  CHECK_FALSE(missing);
+  CHECK(missing.code() == Errc::not_found);
+  auto broken = (*s)->search("broken");
+  CHECK_FALSE(broken);
+  CHECK(broken.code() == Errc::corrupt);
+  CHECK(broken.error().find("cannot be decoded") != std::string::npos);
+  Status unreadable;
+  auto nodes = (*s)->nodes("good", &unreadable);
+  CHECK(nodes.size() == 2);
+  CHECK(unreadable.code == Errc::corrupt);
+  CHECK(unreadable.message.find("node 2") != std::string::npos);
+  Status fine;
+  (*s)->nodes("nowhere", &fine);
+  CHECK(fine.ok());
 }

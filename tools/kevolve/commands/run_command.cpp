@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -56,9 +57,9 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!kb) return R::failure(kb.error());
   auto hw = load_hardware(root, c.hardware);
   if (!hw) return R::failure("search.hardware: " + hw.error());
-  auto op = std::make_shared<LlmOperator>(*client, *prompts, spec,
-                                          spec.description + " (PyTorch reference: " + spec.reference + ")", c.hardware,
-                                          hw->text, *kb, c.llm_concurrency, c.backend);
+  auto op = std::make_shared<LlmOperator>(
+      LlmOperatorSetup{*client, *prompts, spec, spec.description + " (PyTorch reference: " + spec.reference + ")",
+                       c.hardware, hw->text, *kb, c.llm_concurrency, c.backend});
   if (!c.llm_kernel_language.empty()) {
     if (!op->kernelbench())
       return R::failure("llm.kernel_language: applies to KernelBench-format (.py) problems; " + spec.name +
@@ -107,7 +108,10 @@ int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) 
     std::cerr << "kevolve: re-timing the best " << retime << " candidates and writing the report to " << out << "\n";
   else
     std::cerr << "kevolve: writing the report to " << out << "\n";
-  auto r = write_report({c.store, c.search_id, out, spec, c.backend, retime, retime_options(c)});
+  // KEVOLVE_NSIGHT=0 leaves out the Nsight Compute profile of the best CUDA kernel (it replays the kernel).
+  const char* nsight = std::getenv("KEVOLVE_NSIGHT");
+  auto r = write_report(
+      {c.store, c.search_id, out, spec, c.backend, retime, retime_options(c), !(nsight && std::string(nsight) == "0")});
   if (!r) {
     std::cerr << "kevolve: report: " << r.error() << "\n";
     return 1;

@@ -134,20 +134,31 @@ std::string html(const std::string& title, const SearchGraph& g, const std::stri
   return o.str();
 }
 
-}  // namespace
+// The search as the store has it (opened read-only: a running search may hold it).
+struct StoredSearch {
+  std::unique_ptr<Store> store;
+  SearchRecord record;
+  SearchGraph graph;
+};
 
-Expected<ReportSummary> write_report(const ReportRequest& q) {
-  using R = Expected<ReportSummary>;
+Expected<StoredSearch> read_search(const ReportRequest& q) {
+  using R = Expected<StoredSearch>;
+  StoredSearch out;
   auto opened = Store::open(q.store, /*read_only=*/true);
-  if (!opened) return R::failure(opened.error());
-  auto& store = *opened;
-  auto rec = store->search(q.search_id);
-  if (!rec) return R::failure(rec.error());
-  SearchGraph g;
-  for (auto& n : store->nodes(q.search_id)) g.upsert(n);
+  if (!opened) return R::failure(opened.status());
+  out.store = std::move(*opened);
+  auto rec = out.store->search(q.search_id);
+  if (!rec) return R::failure(rec.status());
+  out.record = *rec;
+  Status unreadable;
+  for (auto& n : out.store->nodes(q.search_id, &unreadable)) out.graph.upsert(n);
+  if (!unreadable) return R::failure(unreadable.code, "store " + q.store + ": " + unreadable.message);
+  return out;
+}
 
+// Counts of scored nodes, in total and per status name.
+ReportSummary count_nodes(const SearchGraph& g, std::map<std::string, int64_t>& by_status) {
   ReportSummary sum;
-  std::map<std::string, int64_t> by_status;
   for (auto& [id, n] : g.nodes()) {
     if (!n.scored()) continue;
     ++sum.evaluated;
@@ -157,92 +168,92 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
     else
       ++sum.failed;
   }
+  return sum;
+}
 
-  // Re-time the top candidates in a fresh worker; the best re-timed one is the reported best.
+struct Retimed {
+  const NodeRecord* node;
+  EvalResult result;
+};
+
+// The best node: the highest speedup among the top `retime_top` correct nodes re-timed in a fresh
+// evaluator worker (their search-time fitness decides only when nothing could be re-timed).
+struct BestPick {
+  const NodeRecord* node = nullptr;
+  EvalResult eval;  // its re-timing, when there was one and it was ok
+  std::vector<Retimed> retimed;
+  bool retimed_ok() const { return eval.status == EvalStatus::ok && eval.speedup > 0; }
+};
+
+BestPick pick_best(const ReportRequest& q, StoredSearch& s) {
   std::vector<const NodeRecord*> top;
-  for (auto& [id, n] : g.nodes())
+  for (auto& [id, n] : s.graph.nodes())
     if (n.correct()) top.push_back(&n);
   std::sort(top.begin(), top.end(),
             [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
   if (top.size() > static_cast<size_t>(std::max(1, q.retime_top)))
     top.resize(static_cast<size_t>(std::max(1, q.retime_top)));
-  std::ostringstream retimed;
-  retimed << "[";
-  const NodeRecord* best = top.empty() ? nullptr : top.front();
-  EvalResult best_eval;
-  if (backend_traits(q.backend).evaluates && q.retime_top > 0 && !top.empty()) {
-    auto fresh_backend = make_backend(q.backend);
-    Backend& fresh = *fresh_backend;
-    double best_retimed = -1;
-    for (auto* n : top) {
-      auto src = store->artifact(q.search_id, n->id, "source");
-      if (!src) continue;
-      Candidate c;
-      c.source = *src;
-      c.entry = q.spec.entry;
-      c.language = candidate_language(q.backend);
-      EvalResult r = fresh.evaluate_source(q.spec, c, q.retime);
-      retimed << (retimed.tellp() > 1 ? "," : "") << "{\"node_id\":" << n->id
-              << ",\"status\":" << json::quote(status_name(r.status))
-              << ",\"search_speedup\":" << json::number(n->fitness) << ",\"speedup\":" << json::number(r.speedup)
-              << ",\"candidate_ms\":" << json::number(r.candidate.median_ms)
-              << ",\"reference_ms\":" << json::number(r.reference.median_ms) << "}";
-      if (r.status == EvalStatus::ok && r.speedup > best_retimed) {
-        best_retimed = r.speedup;
-        best = n;
-        best_eval = r;
-      }
+  BestPick pick;
+  pick.node = top.empty() ? nullptr : top.front();
+  if (!backend_traits(q.backend).evaluates || q.retime_top <= 0 || top.empty()) return pick;
+  auto fresh = make_backend(q.backend);
+  double best_retimed = -1;
+  for (auto* n : top) {
+    auto src = s.store->artifact(q.search_id, n->id, "source");
+    if (!src) continue;
+    Candidate c;
+    c.source = *src;
+    c.entry = q.spec.entry;
+    c.language = candidate_language(q.backend);
+    EvalResult r = fresh->evaluate_source(q.spec, c, q.retime);
+    pick.retimed.push_back({n, r});
+    if (r.status == EvalStatus::ok && r.speedup > best_retimed) {
+      best_retimed = r.speedup;
+      pick.node = n;
+      pick.eval = r;
     }
-    if (best_retimed < 0) best_eval = EvalResult{};
   }
-  retimed << "]";
-  if (best) {
-    sum.best_node = best->id;
-    sum.search_speedup = best->fitness;
-    sum.best_speedup = best_eval.status == EvalStatus::ok && best_eval.speedup > 0 ? best_eval.speedup : best->fitness;
-  }
+  if (best_retimed < 0) pick.eval = EvalResult{};
+  return pick;
+}
 
-  std::error_code ec;
-  fs::create_directories(fs::path(q.out_dir) / "best", ec);
-  if (ec) return R::failure("cannot create " + q.out_dir + ": " + ec.message());
-  const bool retimed_ok = best_eval.status == EvalStatus::ok && best_eval.speedup > 0;
+std::string retimed_json(const BestPick& pick) {
   std::ostringstream js;
-  js << "{\"search_id\":" << json::quote(q.search_id) << ",\"problem\":" << json::quote(rec->problem)
-     << ",\"strategy\":" << json::quote(rec->strategy) << ",\"finished\":" << (rec->finished ? "true" : "false")
-     << ",\"stop_reason\":" << json::quote(rec->stop_reason) << ",\"best\":";
-  if (best) {
-    js << "{\"node_id\":" << best->id << ",\"status\":" << json::quote(status_name(best->status))
-       << ",\"speedup\":" << json::number(sum.best_speedup) << ",\"search_speedup\":" << json::number(best->fitness)
-       << ",\"retimed\":" << (retimed_ok ? "true" : "false")
-       << ",\"candidate_ms\":" << json::number(retimed_ok ? best_eval.candidate.median_ms : best->candidate_ms)
-       << ",\"reference_ms\":" << json::number(retimed_ok ? best_eval.reference.median_ms : best->reference_ms)
-       << ",\"candidate_p10_ms\":" << json::number(best_eval.candidate.p10_ms)
-       << ",\"candidate_p90_ms\":" << json::number(best_eval.candidate.p90_ms)
-       << ",\"gbps\":" << json::number(best_eval.candidate_gbps)
-       << ",\"peak_gbps\":" << json::number(best_eval.peak_gbps) << ",\"device\":" << json::quote(best_eval.device)
-       << ",\"device_class\":" << json::quote(best->device_class) << ",\"threads\":" << best_eval.candidate.threads
-       << ",\"params\":" << params_json(best->params) << "}";
-  } else {
-    js << "null";
+  js << "[";
+  for (size_t i = 0; i < pick.retimed.size(); ++i) {
+    const auto& [n, r] = pick.retimed[i];
+    js << (i ? "," : "") << "{\"node_id\":" << n->id << ",\"status\":" << json::quote(status_name(r.status))
+       << ",\"search_speedup\":" << json::number(n->fitness) << ",\"speedup\":" << json::number(r.speedup)
+       << ",\"candidate_ms\":" << json::number(r.candidate.median_ms)
+       << ",\"reference_ms\":" << json::number(r.reference.median_ms) << "}";
   }
-  js << ",\"counts\":{\"evaluated\":" << sum.evaluated << ",\"correct\":" << sum.correct << ",\"failed\":" << sum.failed
-     << ",\"by_status\":{";
+  js << "]";
+  return js.str();
+}
+
+std::string best_json(const BestPick& pick, const ReportSummary& sum) {
+  if (!pick.node) return "null";
+  const NodeRecord* best = pick.node;
+  const EvalResult& e = pick.eval;
+  const bool ok = pick.retimed_ok();
+  std::ostringstream js;
+  js << "{\"node_id\":" << best->id << ",\"status\":" << json::quote(status_name(best->status))
+     << ",\"speedup\":" << json::number(sum.best_speedup) << ",\"search_speedup\":" << json::number(best->fitness)
+     << ",\"retimed\":" << (ok ? "true" : "false")
+     << ",\"candidate_ms\":" << json::number(ok ? e.candidate.median_ms : best->candidate_ms)
+     << ",\"reference_ms\":" << json::number(ok ? e.reference.median_ms : best->reference_ms)
+     << ",\"candidate_p10_ms\":" << json::number(e.candidate.p10_ms)
+     << ",\"candidate_p90_ms\":" << json::number(e.candidate.p90_ms) << ",\"gbps\":" << json::number(e.candidate_gbps)
+     << ",\"peak_gbps\":" << json::number(e.peak_gbps) << ",\"device\":" << json::quote(e.device)
+     << ",\"device_class\":" << json::quote(best->device_class) << ",\"threads\":" << e.candidate.threads
+     << ",\"params\":" << params_json(best->params) << "}";
+  return js.str();
+}
+
+std::string classes_json(const SearchGraph& g) {
+  std::ostringstream js;
+  js << "[";
   bool first = true;
-  for (auto& [k, v] : by_status) {
-    js << (first ? "" : ",") << json::quote(k) << ":" << v;
-    first = false;
-  }
-  // Hardware counters for the best CUDA kernel (Nsight Compute, when it can read them; KEVOLVE_NSIGHT=0
-  // skips the profiling run, which replays the kernel and takes seconds).
-  std::string nsight;
-  const char* want_nsight = std::getenv("KEVOLVE_NSIGHT");
-  if (q.backend == "cuda" && retimed_ok && !(want_nsight && std::string(want_nsight) == "0"))
-    if (auto src = store->artifact(q.search_id, best->id, "source"))
-      nsight = cuda::nsight_profile(q.spec, *src, q.retime, sibling_executable("kevolve"));
-  js << "}},\"retimed\":" << retimed.str();
-  // Fitness per device class: a search whose nodes ran on several classes has one best per class.
-  js << ",\"device_classes\":[";
-  first = true;
   for (auto& cs : scores_by_class(g.nodes())) {
     js << (first ? "" : ",") << "{\"device_class\":" << json::quote(cs.device_class)
        << ",\"evaluated\":" << cs.evaluated << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best
@@ -250,6 +261,26 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
     first = false;
   }
   js << "]";
+  return js.str();
+}
+
+// report.json: the search, its best kernel, counts, the re-timings, fitness per device class, the method.
+std::string report_json(const ReportRequest& q, const StoredSearch& s, const ReportSummary& sum,
+                        const std::map<std::string, int64_t>& by_status, const BestPick& pick,
+                        const std::string& nsight) {
+  const SearchRecord& rec = s.record;
+  std::ostringstream js;
+  js << "{\"search_id\":" << json::quote(q.search_id) << ",\"problem\":" << json::quote(rec.problem)
+     << ",\"strategy\":" << json::quote(rec.strategy) << ",\"finished\":" << (rec.finished ? "true" : "false")
+     << ",\"stop_reason\":" << json::quote(rec.stop_reason) << ",\"best\":" << best_json(pick, sum);
+  js << ",\"counts\":{\"evaluated\":" << sum.evaluated << ",\"correct\":" << sum.correct << ",\"failed\":" << sum.failed
+     << ",\"by_status\":{";
+  bool first = true;
+  for (auto& [k, v] : by_status) {
+    js << (first ? "" : ",") << json::quote(k) << ":" << v;
+    first = false;
+  }
+  js << "}},\"retimed\":" << retimed_json(pick) << ",\"device_classes\":" << classes_json(s.graph);
   if (!nsight.empty()) js << ",\"nsight\":" << json::quote(nsight);
   js << ",\"method\":"
      << json::quote(backend_traits(q.backend).evaluates
@@ -258,25 +289,68 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
                               "candidate and reference passes, median)"
                         : "null backend: synthetic fitness, nothing re-timed")
      << "}\n";
-  std::ofstream(fs::path(q.out_dir) / "report.json") << js.str();
-  if (best) {
-    if (auto src = store->artifact(q.search_id, best->id, "source"))
-      std::ofstream(fs::path(q.out_dir) / "best" /
-                    (q.backend == "cuda"                 ? "kernel.cu"
-                     : q.backend.rfind("python", 0) == 0 ? "model_new.py"
-                                                         : "kernel.cpp"))
-          << *src;
-    std::ofstream(fs::path(q.out_dir) / "best" / "params.json") << params_json(best->params) << "\n";
-    if (!nsight.empty()) std::ofstream(fs::path(q.out_dir) / "best" / "nsight.txt") << nsight;
+  return js.str();
+}
+
+// Writes the whole file or says which one could not be written.
+Status write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return Status::failure(Errc::io, "cannot write " + path.string());
+  return Status::success();
+}
+
+std::string best_source_name(const std::string& backend) {
+  if (backend == "cuda") return "kernel.cu";
+  if (backend.rfind("python", 0) == 0) return "model_new.py";
+  return "kernel.cpp";
+}
+
+}  // namespace
+
+Expected<ReportSummary> write_report(const ReportRequest& q) {
+  using R = Expected<ReportSummary>;
+  auto read = read_search(q);
+  if (!read) return R::failure(read.status());
+  StoredSearch& s = *read;
+  std::map<std::string, int64_t> by_status;
+  ReportSummary sum = count_nodes(s.graph, by_status);
+  const BestPick pick = pick_best(q, s);
+  if (pick.node) {
+    sum.best_node = pick.node->id;
+    sum.search_speedup = pick.node->fitness;
+    sum.best_speedup = pick.retimed_ok() ? pick.eval.speedup : pick.node->fitness;
   }
+  // Hardware counters for the best CUDA kernel (Nsight Compute replays the kernel: seconds).
+  std::string nsight;
+  if (q.backend == "cuda" && q.nsight && pick.retimed_ok())
+    if (auto src = s.store->artifact(q.search_id, pick.node->id, "source"))
+      nsight = cuda::nsight_profile(q.spec, *src, q.retime, sibling_executable("kevolve"));
+
+  std::error_code ec;
+  const fs::path out(q.out_dir);
+  fs::create_directories(out / "best", ec);
+  if (ec) return R::failure(Errc::io, "cannot create " + (out / "best").string() + ": " + ec.message());
+  std::vector<std::pair<fs::path, std::string>> files;
+  files.push_back({out / "report.json", report_json(q, s, sum, by_status, pick, nsight)});
+  if (pick.node) {
+    if (auto src = s.store->artifact(q.search_id, pick.node->id, "source"))
+      files.push_back({out / "best" / best_source_name(q.backend), *src});
+    files.push_back({out / "best" / "params.json", params_json(pick.node->params) + "\n"});
+    if (!nsight.empty()) files.push_back({out / "best" / "nsight.txt", nsight});
+  }
+  const SearchRecord& rec = s.record;
   std::ostringstream text;
-  text << "search " << q.search_id << " on " << rec->problem << " (" << rec->strategy << "): " << sum.evaluated
+  text << "search " << q.search_id << " on " << rec.problem << " (" << rec.strategy << "): " << sum.evaluated
        << " evaluated, " << sum.correct << " correct, " << sum.failed << " failed; "
-       << (rec->finished ? "finished: " + rec->stop_reason : "still running") << "\n";
-  if (best)
-    text << "best: node " << best->id << ", " << sum.best_speedup << "x over libtorch"
-         << (retimed_ok ? " (re-timed)" : "") << "\n";
-  std::ofstream(fs::path(q.out_dir) / "report.html") << html("kevolve: " + q.search_id, g, text.str());
+       << (rec.finished ? "finished: " + rec.stop_reason : "still running") << "\n";
+  if (pick.node)
+    text << "best: node " << pick.node->id << ", " << sum.best_speedup << "x over libtorch"
+         << (pick.retimed_ok() ? " (re-timed)" : "") << "\n";
+  files.push_back({out / "report.html", html("kevolve: " + q.search_id, s.graph, text.str())});
+  for (auto& [path, content] : files)
+    if (auto ok = write_file(path, content); !ok) return R::failure(ok);
   return sum;
 }
 

@@ -18,6 +18,7 @@ struct ReportRequest {
   std::string backend = "cpu";
   int retime_top = 3;
   EvalOptions retime;  // options for re-timing (longer min_time)
+  bool nsight = true;  // cuda: profile the best kernel with Nsight Compute (replays it: seconds)
 };
 
 struct ReportSummary {
@@ -27,6 +28,7 @@ struct ReportSummary {
   int64_t evaluated = 0, correct = 0, failed = 0;
 };
 
+// Errc::not_found / corrupt when the search cannot be read; Errc::io naming the file that could not be written.
 Expected<ReportSummary> write_report(const ReportRequest& r);
 
 }  // namespace kevolve

@@ -1,0 +1,56 @@
+// The one field list of each record that is stored or crosses a process: fields(record, f) calls f with
+// every field in order. The store's bytes (storage/store.cpp), the wire between processes
+// (records_codec) and CAF's messages (actors/protocol/type_ids.hpp) are all written from these lists, so a
+// new field is added in one place. Add fields at the end only: records stored before a field existed
+// decode with that field at its default (field_codec.hpp).
+#pragma once
+#include <concepts>
+#include <type_traits>
+
+#include "runtime/records/eval_request.hpp"
+#include "runtime/records/evaluation.hpp"
+#include "runtime/records/node.hpp"
+
+namespace kevolve {
+
+template <class T, class R>
+concept RecordOf = std::same_as<std::remove_const_t<T>, R>;
+
+template <RecordOf<NodeRecord> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.id, x.parents, x.op, x.params, x.island, x.state, x.status, x.reason, x.message, x.fitness, x.candidate_ms,
+           x.reference_ms, x.device_class);
+}
+// NodeRecord fields a stored record must have (device_class came later).
+inline constexpr size_t kNodeFieldsRequired = 12;
+
+template <RecordOf<SearchRecord> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.id, x.problem, x.strategy, x.config_text, x.rng_state, x.stop_reason, x.next_node, x.finished);
+}
+inline constexpr size_t kSearchFieldsRequired = 8;
+
+template <RecordOf<Timing> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.median_ms, x.p10_ms, x.p90_ms, x.samples, x.threads);
+}
+
+template <RecordOf<DetectorSet> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.bits);
+}
+
+template <RecordOf<EvalOptions> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.threads, x.trials, x.warmup, x.min_reps, x.max_reps, x.min_time_s, x.call_timeout_s, x.memory_limit_mb,
+           x.cpu_limit_s, x.seed, x.rotate_bytes, x.arch, x.detectors);
+}
+
+template <RecordOf<EvalResult> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.status, x.reason, x.message, x.where, x.max_abs_err, x.max_rel_err, x.trials, x.shapes, x.reference,
+           x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log, x.runner_log, x.peak_gbps,
+           x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class, x.sandbox, x.detectors);
+}
+
+}  // namespace kevolve
