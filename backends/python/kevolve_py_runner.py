@@ -45,7 +45,7 @@ import types
 _clock = time.perf_counter_ns  # bound before any candidate code runs; looked up per `time` command
 
 NOBODY = 65534
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 _namespaces = ("none", "the runner was not started as a process of its own")  # set by enter_namespaces()
 
 
@@ -57,14 +57,20 @@ def _errno_text():
     return os.strerror(ctypes.get_errno())
 
 
-def enter_namespaces():
+def enter_namespaces(cuda=False):
     """Runs first in the runner process, while it has one thread. Root: own network, IPC and UTS namespaces (the
     uid changes in confine(), once what only root may open is open). Not root: a user namespace (with those three)
     in which this process is uid/gid 65534, the evaluator's uid outside. Records (kind, detail) in _namespaces:
-    kind "root" (detail: "" or why unshare failed), "userns", or "none" (detail: why)."""
+    kind "root" (detail: "" or why unshare failed), "userns", or "none" (detail: why).
+    `cuda`: the same for root (legacy CUDA IPC needs the evaluator's PID namespace, which these leave alone; the
+    uid changes after the driver is up and the region is mapped); not root, no user namespace (not tried with the
+    driver): the runner keeps the evaluator's uid, and the level says so."""
     global _namespaces
     libc = _libc()
     flags = 0x40000000 | 0x08000000 | 0x04000000  # CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if cuda and os.geteuid() != 0:
+        _namespaces = ("none", "CUDA device, not root: no user namespace with the CUDA driver")
+        return
     if os.geteuid() == 0:
         _namespaces = ("root", "" if libc.unshare(flags) == 0 else _errno_text())
         return
@@ -86,12 +92,7 @@ def enter_namespaces():
 
 
 if __name__ == "__main__":  # the runner process (not the evaluator, which imports this module): before torch's threads
-    if len(sys.argv) > 2 and sys.argv[2].startswith("cuda"):
-        # On a GPU the runner keeps the evaluator's namespaces and uid: CUDA IPC needs the evaluator's IPC
-        # namespace, and a uid change after the driver started has not been run on a GPU. Said in the level.
-        _namespaces = ("none", "CUDA device: no namespaces or uid change with the CUDA driver yet")
-    else:
-        enter_namespaces()
+    enter_namespaces(cuda=len(sys.argv) > 2 and sys.argv[2].startswith("cuda"))
 
 import torch  # noqa: E402
 
@@ -271,8 +272,12 @@ def cuda_imported(handle):
 #                       runs as child processes under it)
 #   load                the candidate is imported and built; then no process of its own may be left, and seccomp
 #                       stage 2, an allow-list (no processes, no file writes, no sockets), holds until the end
-# On CUDA the driver needs ioctls and mappings of device files, untested here: identity and limits only (no
-# RLIMIT_AS, which CUDA's reservations exceed; no seccomp), and the level says so.
+# On CUDA (root): the same namespaces (not PID: legacy CUDA IPC refuses a handle from another PID namespace), the
+# driver started and the region mapped by its IPC handle at bind while still root, then at confine uid/gid 65534
+# and stage 1; RLIMIT_DATA instead of RLIMIT_AS (the driver reserves address space beyond any limit); stage 2
+# after the first call (Triton and torch.compile build at their first call), with the driver's ioctls allowed.
+# Not root on CUDA: the evaluator's uid, no namespaces, seccomp as above; the evaluator is non-dumpable
+# (kevolve_py_eval.py), so a runner of its uid still cannot read or trace it. The level says which.
 
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -312,6 +317,8 @@ def drop_identity():
     # A change of uid makes the process non-dumpable (its /proc/self would be root's) and clears the parent-death
     # signal: both set again. ptrace and process_vm_* stay forbidden by seccomp.
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # no exec regains a privilege (seccomp_load sets it too)
+        raise OSError("PR_SET_NO_NEW_PRIVS: " + _errno_text())
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # a process the candidate leaves behind stays this one's child
     return level
@@ -323,23 +330,24 @@ FILE_LIMIT = 64 << 20  # RLIMIT_FSIZE: the kernel build in the scratch folder, a
 def limit_resources(dev, memory_mb, threads):
     """RLIMIT_CORE 0, RLIMIT_NPROC 4096 (per uid: a thread or fork bomb fails instead of exhausting the machine),
     RLIMIT_FSIZE (64 MiB; SIGXFSZ ignored, so an over-long write fails instead of killing), and on the CPU
-    RLIMIT_AS: the present address space + `memory_mb` + room for thread stacks and malloc arenas. Returns the
-    limits' part of the sandbox level."""
+    RLIMIT_AS: the present address space + `memory_mb` + room for thread stacks and malloc arenas. On CUDA, whose
+    driver reserves address space far beyond any limit, RLIMIT_DATA instead (private writable memory: the present
+    + `memory_mb` + the same room), set once the driver is up. Returns the limits' part of the sandbox level."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NPROC, (4096, 4096))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
     names = ["NPROC", "CORE", "FSIZE"]
-    if dev.type != "cuda":
-        vm = 0
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    vm = int(line.split()[1]) * 1024
-        room = (1 << 30) + max(1, threads) * (72 << 20)  # per thread: an 8 MiB stack, a 64 MiB malloc arena
-        total = vm + (int(memory_mb) << 20) + room
-        resource.setrlimit(resource.RLIMIT_AS, (total, total))
-        names.insert(0, "AS")
+    key, limit = ("VmData:", resource.RLIMIT_DATA) if dev.type == "cuda" else ("VmSize:", resource.RLIMIT_AS)
+    vm = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key):
+                vm = int(line.split()[1]) * 1024
+    room = (1 << 30) + max(1, threads) * (72 << 20)  # per thread: an 8 MiB stack, a 64 MiB malloc arena
+    total = vm + (int(memory_mb) << 20) + room
+    resource.setrlimit(limit, (total, total))
+    names.insert(0, "DATA" if dev.type == "cuda" else "AS")
     return "RLIMIT_" + "/".join(names)
 
 
@@ -447,24 +455,36 @@ _KILL_AFTER_LOAD = ("fork vfork execve execveat socketpair sendto sendmsg sendmm
                     "shmget shmat shmctl msgget msgsnd msgrcv semget semop mq_open seccomp personality")
 
 
-def seccomp_stage2(jit):
+# What the CUDA driver also needs once it is up: ioctls and device mappings (mmap of its device files, allowed
+# above as any mapping that is not executable), its event threads' polling, pinned host memory.
+_ALLOW_CUDA = "ioctl epoll_create1 epoll_ctl epoll_wait epoll_pwait eventfd2 pipe2 mlock munlock mlock2 memfd_create"
+
+
+def seccomp_stage2(jit, cuda=False):
     """After the candidate is built, stacked on stage 1 (a filter can only be added): an allow-list. Any system call
     not allowed fails with EPERM; the named ones kill; files open for reading only (any write flag kills); threads
     (clone with CLONE_THREAD) but no processes; executable mappings only of files (libraries), never anonymous ones,
     and, unless `jit` (oneDNN's JIT), no memory made executable by mprotect; signals only within this process;
-    affinity of its own threads only."""
+    affinity of its own threads only. `cuda`: also _ALLOW_CUDA, and files may be opened read-write (the driver
+    opens its device files so), still never created, truncated, appended to or opened write-only."""
     import errno
     f = _Filter(SCMP_ACT_ERRNO(errno.EPERM))
-    f.rule(SCMP_ACT_ALLOW, _ALLOW)
-    f.rule(SCMP_ACT_KILL_PROCESS, _KILL_ALWAYS + " " + _KILL_AFTER_LOAD)
+    f.rule(SCMP_ACT_ALLOW, _ALLOW + (" " + _ALLOW_CUDA if cuda else ""))
+    kill = _KILL_ALWAYS + " " + _KILL_AFTER_LOAD
+    if cuda:
+        kill = " ".join(k for k in kill.split() if k not in _ALLOW_CUDA.split())
+    f.rule(SCMP_ACT_KILL_PROCESS, kill)
     f.rule(SCMP_ACT_ALLOW, "tgkill", (0, SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, os.getpid()))  # abort(), own threads
     f.rule(SCMP_ACT_ALLOW, "sched_setaffinity", (0, SCMP_CMP_EQ, 0, 0))
     f.rule(SCMP_ACT_ALLOW, "prlimit64", (0, SCMP_CMP_EQ, 0, 0))  # its own (lowering only: raising needs a capability)
     f.rule(SCMP_ACT_ALLOW, "prlimit64", (2, SCMP_CMP_EQ, 0, 0))  # reading any
-    write = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    flags = (os.O_WRONLY, os.O_CREAT, os.O_TRUNC, os.O_APPEND) + (() if cuda else (os.O_RDWR,))
+    write = 0
+    for flag in flags:
+        write |= flag
     f.rule(SCMP_ACT_ALLOW, "open", (1, SCMP_CMP_MASKED_EQ, write, 0))
     f.rule(SCMP_ACT_ALLOW, "openat", (2, SCMP_CMP_MASKED_EQ, write, 0))
-    for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
+    for flag in flags:
         f.rule(SCMP_ACT_KILL_PROCESS, "open", (1, SCMP_CMP_MASKED_EQ, flag, flag))
         f.rule(SCMP_ACT_KILL_PROCESS, "openat", (2, SCMP_CMP_MASKED_EQ, flag, flag))
     f.rule(SCMP_ACT_ERRNO(errno.ENOSYS), "openat2 clone3")  # arguments in memory seccomp cannot read: glibc falls back
@@ -600,7 +620,7 @@ def main():
     if dev.type == "cuda" and torch.cuda.is_available():
         dev = torch.device("cuda", torch.cuda.current_device())
         torch.zeros(1, device=dev)  # the device's context, before the candidate's clock starts
-    model, io, flush = None, None, None
+    model, io, flush, stage2_pending = None, None, None, False
     sandbox, source, weights = None, None, None  # the sandbox level once confined; what confine read for load
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -628,16 +648,19 @@ def main():
                 except Exception:  # a torch without weights_only, or init args it refuses (torch 1.13: floats)
                     weights = torch.load(cmd["model"])  # the evaluator's file, read before any candidate code
                 scratch = os.path.join(os.getcwd(), "scratch")  # the evaluator made it writable for the runner
-                for var in ("TMPDIR", "TORCH_EXTENSIONS_DIR"):
+                for var in ("TMPDIR", "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "XDG_CACHE_HOME",
+                            "CUDA_CACHE_PATH"):
                     os.environ[var] = scratch
                 tempfile.tempdir = scratch
                 sys.dont_write_bytecode = True  # no __pycache__ writes (file writes kill after the load)
                 try:
                     level = drop_identity() + ", " + limit_resources(dev, cmd.get("memory_mb", 4096), threads)
+                    seccomp_stage1()
                     if dev.type == "cuda":
-                        level += ", no seccomp on CUDA (the driver's ioctls and device mappings; RLIMIT_AS neither)"
+                        level += (", no_new_privs, seccomp (a deny-list while ModelNew is imported, built and first called, "
+                                  "then an allow-list with the CUDA driver's ioctls; files may be opened read-write, never "
+                                  "created or truncated)")
                     else:
-                        seccomp_stage1()
                         level += ", seccomp (a deny-list while ModelNew is imported and built, then an allow-list%s)" % (
                             "; mprotect may make memory executable, for oneDNN's JIT" if jit_memory() else "")
                 except OSError as e:
@@ -666,6 +689,8 @@ def main():
                     return
                 if dev.type != "cuda":
                     seccomp_stage2(jit_memory())
+                else:  # Triton and torch.compile build their kernels at the first call, with compilers as child processes
+                    stage2_pending = True
                 answer(status="ok", copied=len(same), message="")
             elif op == "bind":
                 io = _Io(cmd, dev)
@@ -677,7 +702,14 @@ def main():
                     outs = model(*io.args(k))
                 io.store(k, outs)
                 if dev.type == "cuda":
-                    torch.cuda.synchronize()
+                    _synchronize()  # bound before the candidate ran: what it queued is done before the answer
+                if stage2_pending:
+                    stage2_pending = False
+                    strays = reap_strays()
+                    if strays:
+                        answer(status="rejected", reason="isolation", message="the first call of ModelNew left %d process(es) running" % strays)
+                        return
+                    seccomp_stage2(jit_memory(), cuda=True)
                 answer(status="ok", message="")
             elif op == "time":
                 io.update(cmd.get("values"))
@@ -686,7 +718,7 @@ def main():
                     flush = torch.empty(int(2 * torch.cuda.get_device_properties(dev).L2_cache_size), dtype=torch.uint8, device=dev)
                 ns, _ = timed_calls(model, [io.args(k) for k in ks], lambda i, outs: io.store(ks[i], outs), dev, flush, _clock)
                 if dev.type == "cuda":
-                    torch.cuda.synchronize()
+                    _synchronize()
                 answer(status="ok", ns=ns, message="")
             else:
                 answer(status="runtime_error", reason="exception", message="unknown command %r" % op)

@@ -29,7 +29,9 @@ enum class Detector : uint32_t {
   timed_outputs = 7,    // outputs of timed runs are verified too
   impossible_time = 8,  // the evaluator's own clock bounds every timed pass; a time far below that bound or
                         // below the bytes the problem must move at the machine's measured bandwidth is refused
-  count_ = 9,
+  queued_work = 9,      // GPU work a candidate leaves running past its answer (probed before and after each
+                        // runner pass; the Python interpreter on CUDA)
+  count_ = 10,
 };
 const char* detector_name(Detector d);
 bool parse_detector(const std::string& s, Detector& out);

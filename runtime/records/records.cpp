@@ -68,9 +68,9 @@ const char* status_name(EvalStatus s) {
   return "?";
 }
 
-static const char* const kDetectorNames[] = {"isolation",      "escaped_work",  "pointer_reuse",
-                                             "input_mutation", "magnitude",     "poison",
-                                             "fresh_data",     "timed_outputs", "impossible_time"};
+static const char* const kDetectorNames[] = {"isolation",       "escaped_work", "pointer_reuse", "input_mutation",
+                                             "magnitude",       "poison",       "fresh_data",    "timed_outputs",
+                                             "impossible_time", "queued_work"};
 
 const char* detector_name(Detector d) {
   const auto i = static_cast<uint32_t>(d);

@@ -135,6 +135,36 @@ TEST_CASE("with its detector off, a cheater gets through: the detector is what c
   CHECK(r.status == EvalStatus::ok);
 }
 
+TEST_CASE("on a GPU the runner is confined and work it leaves running is caught before the reference is timed",
+          "[python][cuda]") {
+  if (no_torch_python()) return;
+  if (test::shell(python::torch_python() + " -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)'")
+          .code != 0) {
+    kevolve::test::say_skipped("no CUDA device for the Python evaluator");
+    return;
+  }
+  static python::PythonBackend gpu("cuda");
+  auto eval_gpu = [&](const std::string& problem, const std::string& file) {
+    Candidate c;
+    c.language = "python";
+    c.source = test::read_file(test::source_path("tests/backends/python/cheaters/" + file));
+    return gpu.evaluate_source(python::kernelbench_problem(test::source_path(problem)), c, quick());
+  };
+  const EvalResult q = eval_gpu(kSoftmax, "queued_work.py");
+  INFO(status_name(q.status) << " [" << q.reason << "] " << q.message);
+  CHECK(q.status == EvalStatus::rejected);
+  CHECK(q.reason == "queued_work");
+  const EvalResult m = eval_gpu(kRelu, "reads_evaluator_memory.py");
+  CHECK(m.status == EvalStatus::runtime_error);
+  CHECK(m.message.find("PermissionError") != std::string::npos);
+  for (const char* f : {"renices_evaluator.py", "makes_fifo.py", "opens_socket.py"}) {
+    const EvalResult r = eval_gpu(kRelu, f);
+    INFO(f << ": " << status_name(r.status) << " " << r.message);
+    CHECK(r.status == EvalStatus::rejected);
+    CHECK(r.reason == "isolation");
+  }
+}
+
 TEST_CASE("a candidate that raises, hangs or does not parse gets its status, and the next one runs", "[python]") {
   if (no_torch_python()) return;
   const EvalResult raises = eval_py(kRelu, "tests/backends/python/crashers/raises.py");

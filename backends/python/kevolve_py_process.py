@@ -1,0 +1,184 @@
+"""kevolve's Python interpreter, trusted side: the runner process as the evaluator sees it.
+
+Runner starts kevolve_py_runner.py in a process group of its own, sends it one JSON command per line and
+checks its one JSON answer line (size-capped, matched by a nonce, validated field by field); the runner is
+stopped (SIGSTOP) whenever no command is out. take_runner / start_standby keep one runner started ahead for the
+next candidate in serve mode. Nothing the runner writes is ever unpickled or executed here.
+"""
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+MAX_ANSWER = 1 << 20  # bytes of one answer line
+RUNNER_STATUSES = {"ok", "runtime_error", "rejected"}
+RUNNER_REASONS = {"exception", "load", "outputs", "isolation"}
+
+
+class Runner:
+    """The candidate's process: one JSON command per line on its stdin, one JSON answer line on its stdout.
+    It runs only while a command is out (SIGCONT before, SIGSTOP after the answer), so between commands it can
+    neither change the evidence nor compete with the reference's timing. candidate "-" starts a standby runner
+    (torch imported, device set up) that learns its candidate later (take_runner)."""
+
+    def __init__(self, candidate, workdir, device, threads, timeout):
+        self.timeout = timeout
+        self.device, self.threads = device, threads
+        env = dict(os.environ)
+        env["OMP_NUM_THREADS"] = str(threads)
+        env["KEVOLVE_RUNNER_PARENT"] = str(os.getpid())
+        self.log = tempfile.TemporaryFile()  # its stderr: a file, so that a chatty candidate never blocks on a full pipe
+        # Descriptors go to the runner over a socket pair (the memfd: a runner of another uid or user namespace
+        # cannot open it through /proc); the runner closes its end once the region is mapped.
+        self.fds, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env["KEVOLVE_RUNNER_FDS"] = str(theirs.fileno())
+        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "kevolve_py_runner.py"), candidate, device, str(threads)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=workdir, env=env,
+                                  start_new_session=True, pass_fds=(theirs.fileno(),))
+        theirs.close()
+        self.pending = b""
+
+    def _signal(self, sig):
+        try:
+            os.killpg(self.p.pid, sig)
+        except OSError:
+            pass
+
+    def _readable(self, timeout):
+        return bool(select.select([self.p.stdout], [], [], max(0.0, timeout))[0])
+
+    def ask(self, cmd, timeout=None, fd=None, why=None):
+        """Sends one command and returns its answer, checked: a dict with status (ok, runtime_error, rejected),
+        reason, message and the command's own fields (ns, copied). A hang (killed after `timeout`, default the
+        runner's; `why` says how that limit was reached), a death or a broken protocol comes back as the verdict
+        it makes (timeout, runtime_error, rejected with reason protocol). `fd`, if given, is sent to the runner
+        with the command."""
+        limit = timeout or self.timeout
+        nonce = secrets.token_hex(8)
+        if self.pending or (self.p.poll() is None and self._readable(0)):
+            return self._protocol("it wrote to its answer pipe between commands")
+        self._signal(signal.SIGCONT)
+        try:
+            if fd is not None:
+                socket.send_fds(self.fds, [b"f"], [fd])
+            self.p.stdin.write((json.dumps(dict(cmd, nonce=nonce)) + "\n").encode())
+            self.p.stdin.flush()
+        except OSError:
+            return self._died()
+        deadline = time.monotonic() + limit
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._readable(left):
+                self.kill()
+                return {"status": "timeout", "reason": "timeout",
+                        "message": "the candidate did not finish within %.4g s (wall clock%s); its process was killed" % (
+                            limit, ": " + why if why else "")}
+            chunk = os.read(self.p.stdout.fileno(), 65536)
+            if not chunk:
+                return self._died()
+            self.pending += chunk
+            if len(self.pending) > MAX_ANSWER:
+                return self._protocol("an answer longer than %d bytes" % MAX_ANSWER)
+        self._signal(signal.SIGSTOP)
+        line, _, self.pending = self.pending.partition(b"\n")
+        if self.pending:
+            return self._protocol("more than one answer to one command")
+        try:
+            r = json.loads(line)
+        except (ValueError, RecursionError):
+            return self._protocol("an answer that is not JSON")
+        if not isinstance(r, dict) or r.get("nonce") != nonce:
+            return self._protocol("an answer that is not to this command")
+        if r.get("status") not in RUNNER_STATUSES:
+            return self._protocol("an answer with status %r" % (r.get("status"),))
+        reason = r.get("reason") if r.get("reason") in RUNNER_REASONS else ("" if r["status"] == "ok" else "exception")
+        out = {"status": r["status"], "reason": reason, "message": str(r.get("message", ""))[:2000]}
+        for key in ("ns", "copied"):
+            if key in r:
+                out[key] = r[key]
+        if isinstance(r.get("sandbox"), str):  # told by the runner before any candidate code ran in it
+            out["sandbox"] = r["sandbox"][:500]
+        return out
+
+    def _died(self):
+        """The verdict for a runner found dead, with its stderr's tail: killed by its seccomp filter (SIGSYS), a
+        system call the sandbox forbids, `rejected [isolation]`; else a `runtime_error`."""
+        self.kill()
+        code = self.p.returncode
+        if code == -signal.SIGSYS:
+            return {"status": "rejected", "reason": "isolation",
+                    "message": "the candidate's process made a system call its sandbox forbids (killed by seccomp, SIGSYS)%s"
+                               % (": " + self.stderr_tail().strip()[-500:] if self.stderr_tail().strip() else "")}
+        how = "signal %s" % signal.Signals(-code).name if code is not None and code < 0 and -code in signal.valid_signals() else "exit %s" % code
+        return {"status": "runtime_error", "reason": "exception",
+                "message": "the candidate's process died (%s): %s" % (how, self.stderr_tail().strip())}
+
+    def _protocol(self, why):
+        """Kills the runner; the verdict for an answer it may not give."""
+        self.kill()
+        return {"status": "rejected", "reason": "protocol", "message": "the candidate's process broke the runner protocol: " + why}
+
+    def kill(self):
+        """Kills the runner and everything in its process group (stopped or not)."""
+        self._signal(signal.SIGKILL)
+        try:
+            self.p.kill()
+        except OSError:
+            pass
+        self.p.wait()
+
+    def close(self):
+        """Kills the runner's process group and drops its log."""
+        self.kill()
+        self.log.close()
+        self.fds.close()
+
+    def stderr_tail(self):
+        """The last 2000 bytes the runner wrote to stderr (the candidate's own prints among them)."""
+        try:
+            self.log.seek(0, 2)
+            size = self.log.tell()
+            self.log.seek(max(0, size - 2000))
+            return self.log.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+
+_standby = None  # serve mode: a runner started after each evaluation, for the next one
+
+
+def take_runner(candidate, workdir, device, threads, timeout):
+    """A runner of its own for `candidate`: the standby runner when one was started for this device and
+    thread count (it opens the candidate now), else a fresh process."""
+    global _standby
+    r, _standby = _standby, None
+    if r is not None:
+        if (r.device, r.threads) == (device, threads) and r.p.poll() is None:
+            r.timeout = timeout
+            if r.ask({"op": "open", "candidate": candidate, "work": workdir}, timeout=max(60, timeout)).get("status") == "ok":
+                return r
+        r.close()
+    return Runner(candidate, workdir, device, threads, timeout)
+
+
+def start_standby(device, threads, timeout):
+    global _standby
+    if _standby is None:
+        _standby = Runner("-", None, device, threads, timeout)
+
+
+def stop_standby():
+    """Kills the standby runner, if one was started (the end of serve mode)."""
+    global _standby
+    if _standby is not None:
+        _standby.kill()
+        _standby = None

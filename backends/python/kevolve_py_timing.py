@@ -1,0 +1,181 @@
+"""kevolve's Python interpreter, trusted side: clocks, statistics and the bounds on reported times.
+
+summarize() turns call times into medians and percentiles; CopyBandwidth keeps the best copy bandwidth measured
+(the floor below which a time is impossible); the reference's torch.compile timing is cached per problem file,
+device, torch and thread count; on CUDA the evaluator and its runners share one pinned core. The timing procedure
+itself (timed_calls) lives in kevolve_py_runner.py, so that both sides are timed by the same code.
+"""
+import hashlib
+import json
+import os
+import platform
+import statistics
+import time
+import zlib
+
+import torch
+
+TIMER_SLACK_NS = 3e6  # per pass: the round trip, waking the runner, its final synchronisation
+PASS_NS = 10e6        # timed work per pass, after the first two (one call per input set)
+
+
+def summarize(samples_ns, threads):
+    if not samples_ns:
+        return {"median_ms": 0, "p10_ms": 0, "p90_ms": 0, "samples": 0, "threads": threads}
+    s = sorted(samples_ns)
+    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))] / 1e6
+    return {"median_ms": statistics.median(s) / 1e6, "p10_ms": pick(0.1), "p90_ms": pick(0.9), "samples": len(s), "threads": threads}
+
+
+_best_bandwidth = {}  # (device, bytes) -> the highest copy bandwidth this process has measured
+
+
+class CopyBandwidth:
+    """The bandwidth (bytes per second, read + write) of a warm copy of about `nbytes` / 2 on `dev`: the best
+    of every copy timed (a few at once, then one per timing pass, so under the same load as the calls; CUDA by
+    events) and of earlier evaluations in this process. The best, because a floor computed from a copy slowed
+    down by load would refuse honest candidates."""
+
+    def __init__(self, dev, nbytes):
+        cap = 30 if dev.type == "cuda" else 28
+        size = 1 << max(20, min(cap, (max(1, nbytes // 2) - 1).bit_length()))
+        self.dev, self.key = dev, (str(dev), size)
+        self.src = torch.ones(size, dtype=torch.uint8, device=dev)
+        self.dst = torch.empty_like(self.src)
+        for _ in range(5):
+            self.sample()
+
+    def sample(self):
+        if self.dev.type == "cuda":
+            b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            b.record()
+            self.dst.copy_(self.src)
+            e.record()
+            e.synchronize()
+            ns = b.elapsed_time(e) * 1e6
+        else:
+            t0 = time.perf_counter_ns()
+            self.dst.copy_(self.src)
+            ns = time.perf_counter_ns() - t0
+        bw = 2 * self.src.numel() / (max(1.0, ns) / 1e9)
+        _best_bandwidth[self.key] = max(bw, _best_bandwidth.get(self.key, 0.0))
+
+    @property
+    def best(self):
+        return _best_bandwidth[self.key]
+
+
+def compile_cache_key(a, dev):
+    """The reference's torch.compile timing depends on the problem file, the device, torch and the thread
+    count: measured once per such key (it costs a compilation) and reused by later candidates."""
+    with open(a.problem, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or platform.machine()
+    return "%s|%s|%s|torch %s|%d threads|seed %d|min_reps %d" % (os.path.basename(a.problem), digest, name, torch.__version__,
+                                                                 a.threads, a.seed, a.min_reps)
+
+
+def compile_cache_get(path, key):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            entry = json.load(f).get(key)
+    except (OSError, ValueError):
+        return None
+    if entry is None:
+        return None
+    entry = dict(entry)
+    entry["cached"] = True  # measured by an earlier evaluation (entry["measured"] says when), not in this one
+    return entry
+
+
+def compile_cache_put(path, key, value):
+    """Adds one entry; concurrent evaluators may race, the last writer wins (an entry is only ever re-measured)."""
+    if not path:
+        return
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            data = {}
+        data[key] = value
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def pin_to_one_core():
+    """CUDA: this process and the runners it starts from now on share one core (they never run at once), so that
+    launch-bound timings compare both sides on the same core. Measured on an H200 host: the reference against
+    itself 0.86-1.21x from run to run unpinned, 0.98-1.01x pinned. Servers of different GPUs (CUDA_VISIBLE_DEVICES)
+    take different cores. Returns the core, or None."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    if len(cores) > 1:
+        v = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+        k = int(v) if v.isdigit() else zlib.crc32(v.encode())
+        cores = [cores[-1 - k % len(cores)]]
+        os.sched_setaffinity(0, set(cores))
+    return cores[0] if cores else None
+
+
+_best_idle = {}  # device -> the fastest probe this process has seen (ns): the device idle
+
+
+class IdleProbe:
+    """Whether a GPU is idle, told by the evaluator's own wall clock: a small copy (64 MiB) launched and waited
+    for, the best of a few. Another process's work on the device (time-sliced with this one's) delays it by its
+    time slice or more; an idle device runs it in tens of microseconds. Before the reference is timed the runner is
+    stopped, but work it queued keeps the GPU busy and would slow the reference's pass: busy() says so. The idle
+    time is the best this process has seen on the device (the first measured before any candidate code runs)."""
+
+    BYTES = 64 << 20
+    TRIES = 5
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.src = torch.ones(self.BYTES, dtype=torch.uint8, device=dev)
+        self.dst = torch.empty_like(self.src)
+        for _ in range(3):
+            self.sample()
+
+    def sample(self):
+        """The best wall time (ns) of TRIES copies, each launched and waited for."""
+        torch.cuda.synchronize(self.dev)
+        best = None
+        for _ in range(self.TRIES):
+            t0 = time.perf_counter_ns()
+            self.dst.copy_(self.src)
+            torch.cuda.synchronize(self.dev)
+            t = time.perf_counter_ns() - t0
+            best = t if best is None else min(best, t)
+        key = str(self.dev)
+        _best_idle[key] = min(best, _best_idle.get(key, best))
+        return best
+
+    @property
+    def idle_ns(self):
+        return _best_idle[str(self.dev)]
+
+    def busy(self):
+        """(probe ns, idle ns) when the device is busy with other work (the probe over 2x its idle time + 0.2 ms),
+        else None."""
+        t = self.sample()
+        return (t, self.idle_ns) if t > 2 * self.idle_ns + 200e3 else None
+
+    def wait_idle(self, limit_s):
+        """Probes until the device is idle or `limit_s` passed; returns (seconds waited, idle at the end)."""
+        t0 = time.monotonic()
+        while self.busy():
+            if time.monotonic() - t0 > limit_s:
+                return time.monotonic() - t0, False
+            time.sleep(0.002)
+        return time.monotonic() - t0, True
