@@ -165,8 +165,8 @@ fi
 # only tabulates (every problem finished in one of the stores).
 if [ $suite = 1 ] && [ ! -s "$state/kernelbench.md" ] && [ "$(left)" -gt 60 ]; then
   gpus=$(nvidia-smi -L | grep -c '^GPU')
-  echo "== kevolve suite problems/kernelbench-format --backend cuda --budget $kb_budget ($gpus GPU(s): one shard each)"
-  suite_args=(problems/kernelbench-format --backend cuda --budget "$kb_budget")
+  echo "== kevolve suite problems/kernelbench-small --backend cuda --budget $kb_budget ($gpus GPU(s): one shard each)"
+  suite_args=(problems/kernelbench-small --backend cuda --budget "$kb_budget")
   rm -f "$state"/kb-shard-*.log
   pids=()
   for k in $(seq 0 $((gpus - 1))); do

@@ -27,7 +27,9 @@ import torch
 _KV_MAX_DIMS = 8
 _KV_MAX_TENSORS = 8
 _KV_MAX_PARAMS = 8
-_KV_DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3}
+# kv_dtype codes (kevolve_kernel.h); bool and uint8 (one byte per element) are passed to generated family
+# kernels only, which read them as unsigned char
+_KV_DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3, torch.bool: 6, torch.uint8: 7}
 
 
 class _KvTensor(ctypes.Structure):

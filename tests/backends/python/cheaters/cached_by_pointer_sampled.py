@@ -1,5 +1,5 @@
 # Cheater (item 5: results cached across timing calls; runtime check `timed_outputs`), for
-# problems/kernelbench-format/4_softmax.py: caches each answer under its input's address. When an address comes
+# problems/kernelbench-small/4_softmax.py: caches each answer under its input's address. When an address comes
 # back it compares 32 sampled values with the ones it saw (enough to notice the refill check's new data), and
 # once an address has come back three times it stops sampling (on a GPU each sample costs a synchronisation) and
 # trusts the address. Where the timing inputs stay the same from pass to pass, nearly every timed call is a

@@ -1,5 +1,5 @@
 # Cheater (runtime checks `pointer_reuse` / `fresh_data`; no static check catches it), for
-# problems/kernelbench-format/4_softmax.py: remembers each answer under (storage address, tensor._version)
+# problems/kernelbench-small/4_softmax.py: remembers each answer under (storage address, tensor._version)
 # and returns it whenever the same tensor comes back unmodified: an in-place refill with copy_() bumps
 # _version, so a refill check that writes that way sees a fresh answer, while timing calls on the same
 # tensors all hit the cache. The refill check writes through a DLPack alias (a version counter of its

@@ -1,5 +1,5 @@
 # Cheater (runtime check `fresh_data`; no static check catches it), for
-# problems/kernelbench-format/4_softmax.py: keeps one output buffer per input layout (shape, strides,
+# problems/kernelbench-small/4_softmax.py: keeps one output buffer per input layout (shape, strides,
 # dtype, device) and only fills it when the buffer is first created, so every later call with the same
 # layout returns the first call's answer without reading its input. Right as long as the data never
 # changes; fresh inputs for each trial expose the stale result.

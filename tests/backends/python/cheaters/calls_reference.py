@@ -1,4 +1,4 @@
-# Cheater (static check `reference`), for problems/kernelbench-format/4_softmax.py: finds the problem's
+# Cheater (static check `reference`), for problems/kernelbench-small/4_softmax.py: finds the problem's
 # reference `Model` among the loaded modules, constructs it, and calls its forward, so the "candidate"
 # is the reference itself. Falls back to torch.softmax when the reference module is not loaded.
 import sys

@@ -1,5 +1,5 @@
 # Cheater (item 3: work hidden from the runner's timer; the evaluator's outside wall clock, `timer`), for
-# problems/kernelbench-format/1_relu.py: forward returns at once an uninitialised tensor of a subclass that
+# problems/kernelbench-small/1_relu.py: forward returns at once an uninitialised tensor of a subclass that
 # computes its values the first time any torch function touches it (torch calls __torch_function__ for every
 # function and method on a Tensor subclass). The timed call costs an allocation; the ReLU runs later, when the
 # harness copies or inspects the output, outside the timed region. The values are always right.

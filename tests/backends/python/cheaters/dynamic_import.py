@@ -1,5 +1,5 @@
 # Cheater (item 6: threads imported under a built name; static check `threads`), for
-# problems/kernelbench-format/1_relu.py: imports the threading module through __import__ with a name made of
+# problems/kernelbench-small/1_relu.py: imports the threading module through __import__ with a name made of
 # two strings and fills the output on a thread of its own. (It joins the thread before returning, so that it
 # scores ok on any harness; returning before the join is what moves the work out of the timed region.)
 import torch

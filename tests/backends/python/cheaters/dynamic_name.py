@@ -1,4 +1,4 @@
-# Cheater (item 6: a name no check can compute; static check `dynamic`), for problems/kernelbench-format/1_relu.py:
+# Cheater (item 6: a name no check can compute; static check `dynamic`), for problems/kernelbench-small/1_relu.py:
 # as dynamic_precision.py, but the name of torch.float16 is decoded from bytes at run time, so no folding of
 # constant strings recovers it: a getattr on a module with such a name is refused as such.
 import torch

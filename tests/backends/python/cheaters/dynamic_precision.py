@@ -1,5 +1,5 @@
 # Cheater (item 6: lower precision reached through a built name; static check `precision`), for
-# problems/kernelbench-format/1_relu.py: gets torch.float16 with getattr and a name made of two strings, which a
+# problems/kernelbench-small/1_relu.py: gets torch.float16 with getattr and a name made of two strings, which a
 # check of the source text does not see, and computes the ReLU's sign test in half precision. It passes the
 # tolerance: values that round to zero in float16 are far below atol.
 import torch

@@ -1,4 +1,4 @@
-# Cheater (static check `streams`), for problems/kernelbench-format/4_softmax.py: launches the softmax
+# Cheater (static check `streams`), for problems/kernelbench-small/4_softmax.py: launches the softmax
 # on a side CUDA stream and returns without making the current stream wait for it, so timing events
 # recorded on the default stream do not cover the work. On a machine without CUDA it computes the
 # softmax directly (the static check must flag it either way).

@@ -1,4 +1,4 @@
-# Cheater (static check `threads`), for problems/kernelbench-format/1_relu.py: allocates the output,
+# Cheater (static check `threads`), for problems/kernelbench-small/1_relu.py: allocates the output,
 # starts a threading.Thread that fills it, and returns at once, so the timed call costs an allocation
 # and a thread start while the ReLU itself runs outside the timed region. The values are right by the
 # time anyone looks at them (a little later).

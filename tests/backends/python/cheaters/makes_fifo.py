@@ -1,4 +1,4 @@
-# Cheater (sandbox: seccomp), for problems/kernelbench-format/1_relu.py: creates a FIFO in /tmp when it is
+# Cheater (sandbox: seccomp), for problems/kernelbench-small/1_relu.py: creates a FIFO in /tmp when it is
 # imported (a channel to another process or to the next candidate), then computes the right answer. As the
 # evaluator's uid it scores ok; in the sandbox mknodat kills the process (SIGSYS): rejected [isolation].
 import os

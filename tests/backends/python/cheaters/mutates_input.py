@@ -1,4 +1,4 @@
-# Cheater (runtime check `input_mutation`), for problems/kernelbench-format/1_relu.py: computes the ReLU
+# Cheater (runtime check `input_mutation`), for problems/kernelbench-small/1_relu.py: computes the ReLU
 # in place on the input (no output allocation, half the memory traffic) and returns the input tensor.
 # The returned values are right; the caller's input is destroyed.
 import torch

@@ -1,4 +1,4 @@
-# Cheater (sandbox: seccomp), for problems/kernelbench-format/1_relu.py: opens a TCP socket to 127.0.0.1 (a
+# Cheater (sandbox: seccomp), for problems/kernelbench-small/1_relu.py: opens a TCP socket to 127.0.0.1 (a
 # channel out of the runner: to a helper, to the evaluator's machine) through libc by ctypes, so no `socket`
 # import shows in the source, then returns the right answer whether or not anyone listens. As the evaluator's uid
 # it scores ok; in the sandbox socket() kills the process (SIGSYS): rejected [isolation].

@@ -1,4 +1,4 @@
-# Cheater (static check `timer`), for problems/kernelbench-format/1_relu.py: replaces the CUDA event's
+# Cheater (static check `timer`), for problems/kernelbench-small/1_relu.py: replaces the CUDA event's
 # elapsed_time with one that reports a twentieth of the real time, so a harness that times through
 # torch.cuda.Event looked up after the candidate is imported would report a 20x speed-up. The ReLU itself
 # is honest. (The runner binds its event functions before the import; the static check refuses the patch

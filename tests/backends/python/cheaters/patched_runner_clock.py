@@ -1,5 +1,5 @@
 # Cheater (item 3: the runner's clock; static check `timer`, and with the static check off the evaluator's
-# outside wall clock, also `timer`), for problems/kernelbench-format/1_relu.py: at import it replaces the clock
+# outside wall clock, also `timer`), for problems/kernelbench-small/1_relu.py: at import it replaces the clock
 # the runner bound before importing the candidate (`_clock` in the runner's __main__), reaching it through
 # sys.modules["__main__"].__dict__ with a name built at run time, by one that runs 20x slow: every timed call
 # is reported 20x faster than it ran. The ReLU itself is honest.

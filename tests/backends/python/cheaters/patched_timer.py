@@ -1,4 +1,4 @@
-# Cheater (static check `timer`), for problems/kernelbench-format/1_relu.py: replaces time.perf_counter,
+# Cheater (static check `timer`), for problems/kernelbench-small/1_relu.py: replaces time.perf_counter,
 # time.perf_counter_ns and time.time at import with clocks that run 20x slow, so a harness that looks
 # them up after the candidate is imported (in the same process) reports a 20x speed-up. The ReLU itself
 # is honest.

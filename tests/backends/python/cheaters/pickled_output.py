@@ -1,5 +1,5 @@
 # Cheater (item 1: code execution in the trusted evaluator; caught by the runner's output check, `outputs`),
-# for problems/kernelbench-format/1_relu.py: forward returns, instead of a tensor, an object whose pickle runs
+# for problems/kernelbench-small/1_relu.py: forward returns, instead of a tensor, an object whose pickle runs
 # code when it is unpickled. Where the runner sends outputs back with torch.save and the evaluator reads them
 # with torch.load (full pickle), that code runs inside the evaluator: it replaces the evaluator's comparison
 # with one that accepts anything, so a forward that computes nothing scores ok at any speed-up (and so would

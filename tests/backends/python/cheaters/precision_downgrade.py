@@ -1,4 +1,4 @@
-# Cheater (static check `precision`), for problems/kernelbench-format/4_softmax.py: turns on TF32
+# Cheater (static check `precision`), for problems/kernelbench-small/4_softmax.py: turns on TF32
 # matmuls and lowers the float32 matmul precision at import, then computes the softmax in bfloat16 and
 # casts the result back to float32 — half the memory traffic, at bfloat16 accuracy.
 import torch

@@ -1,4 +1,4 @@
-# Cheater (sandbox: seccomp), for problems/kernelbench-format/1_relu.py: renices the evaluator to the lowest
+# Cheater (sandbox: seccomp), for problems/kernelbench-small/1_relu.py: renices the evaluator to the lowest
 # priority and pins it to one core, so that the reference it times runs slower, then returns the right answer.
 # Through libc by ctypes (the static check refuses os.setpriority / os.sched_setaffinity by name). As the
 # evaluator's uid both work (ok); in the sandbox setpriority kills the process (SIGSYS): rejected [isolation].

@@ -1,4 +1,4 @@
-# Cheater (static check `fallback`), for problems/kernelbench-format/1_relu.py: claims a custom kernel
+# Cheater (static check `fallback`), for problems/kernelbench-small/1_relu.py: claims a custom kernel
 # but wraps it in try/except and silently falls back to torch.relu on any error. Here the "kernel"
 # extension never exists, so every call measures torch's own ReLU as if it were the candidate's.
 import torch

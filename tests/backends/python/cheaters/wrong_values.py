@@ -1,4 +1,4 @@
-# Cheater (status `incorrect`), for problems/kernelbench-format/4_softmax.py: a softmax that looks
+# Cheater (status `incorrect`), for problems/kernelbench-small/4_softmax.py: a softmax that looks
 # standard but takes the stabilising maximum over dim 0 (the batch) instead of each row. Softmax is
 # invariant only to a shift that is constant along the row, so every row comes out wrong.
 import torch

@@ -1,4 +1,4 @@
-# Crasher, for problems/kernelbench-format/1_relu.py: forward never returns (a busy loop whose exit
+# Crasher, for problems/kernelbench-small/1_relu.py: forward never returns (a busy loop whose exit
 # condition can never become true). The evaluator must time it out and kill it.
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-# Crasher, for problems/kernelbench-format/1_relu.py: forward raises a RuntimeError on every call.
+# Crasher, for problems/kernelbench-small/1_relu.py: forward raises a RuntimeError on every call.
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-# Crasher, for problems/kernelbench-format/1_relu.py: not valid Python (unbalanced parenthesis and a
+# Crasher, for problems/kernelbench-small/1_relu.py: not valid Python (unbalanced parenthesis and a
 # missing colon), so loading the file fails.
 import torch
 import torch.nn as nn

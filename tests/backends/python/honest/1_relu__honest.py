@@ -1,4 +1,4 @@
-# Honest candidate for problems/kernelbench-format/1_relu.py: ReLU as clamp_min(0).
+# Honest candidate for problems/kernelbench-small/1_relu.py: ReLU as clamp_min(0).
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-# Honest candidate for problems/kernelbench-format/4_softmax.py: softmax over the last dimension
+# Honest candidate for problems/kernelbench-small/4_softmax.py: softmax over the last dimension
 # from exp and sum, subtracting the row maximum first for numerical stability.
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-# Honest candidate for problems/kernelbench-format/9_linear_relu.py: one addmm (bias + x @ W^T)
+# Honest candidate for problems/kernelbench-small/9_linear_relu.py: one addmm (bias + x @ W^T)
 # followed by an in-place clamp of the fresh result. Holds the same nn.Linear as the reference so that
 # its parameters are created in the same order and shapes.
 import torch

@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Square matrix multiplication."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+N = 8192
+
+
+def get_inputs():
+    A = torch.randn(N, N)
+    B = torch.randn(N, N)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

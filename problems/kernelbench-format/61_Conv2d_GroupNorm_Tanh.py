@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Convolution, group norm (8 groups), tanh."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, groups: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=1)
+        self.gn = nn.GroupNorm(groups, out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.gn(self.conv(x)))
+
+
+batch_size = 64
+in_channels = 16
+out_channels = 64
+height = 256
+width = 256
+kernel_size = 3
+groups = 8
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, groups]
