@@ -55,6 +55,18 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
         auto rep = store.artifact(config.search_id, n.id, "report");
         c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
       }
+    // A search that ended on its evaluation budget continues when the config now allows more evaluations:
+    // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).
+    int64_t scored = 0;
+    for (auto& n : setup.nodes) scored += n.scored() ? 1 : 0;
+    if (setup.record.finished && setup.record.stop_reason.rfind("evaluation budget", 0) == 0 &&
+        config.budget.max_evaluations > scored) {
+      std::cerr << "kevolve: search " << config.search_id << " ended on its " << setup.record.stop_reason << " with "
+                << scored << " evaluated; the budget is now " << config.budget.max_evaluations
+                << ": continuing from its stored graph\n";
+      setup.record.finished = false;
+      setup.record.stop_reason.clear();
+    }
     for (auto& n : setup.nodes)
       if (!n.scored()) {
         auto src = store.artifact(config.search_id, n.id, "source");

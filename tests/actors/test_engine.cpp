@@ -125,14 +125,37 @@ TEST_CASE("a search with a larger budget continues from the stored graph", "[eng
   fs::remove_all(dir);
   RunConfig c = null_config(dir, 50);
   REQUIRE(run_search(c, gelu(), std::make_shared<NullOperator>(), {}));
-  // A finished search stays finished; a new id on the same store is a new search.
-  c.search_id = "second";
-  c.budget.max_evaluations = 20;
+  std::map<uint64_t, NodeRecord> first;
+  {
+    auto store = Store::open(dir, true);
+    REQUIRE(store);
+    for (auto& n : (*store)->nodes(c.search_id)) first[n.id] = n;
+  }
+  // The same search, its budget raised: 30 more evaluations, the first 50 nodes kept as they were.
+  c.budget.max_evaluations = 80;
   auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
   REQUIRE(s);
-  CHECK(s->evaluated == 20);
+  CHECK(s->finished);
+  CHECK(s->evaluated == 80);
+  CHECK(s->stop_reason.find("evaluation budget of 80") != std::string::npos);
   auto store = Store::open(dir, true);
-  CHECK((*store)->searches().size() == 2);
+  REQUIRE(store);
+  CHECK((*store)->searches().size() == 1);
+  size_t kept = 0, grown_from_old = 0;
+  for (auto& n : (*store)->nodes(c.search_id)) {
+    auto it = first.find(n.id);
+    if (it != first.end()) {
+      kept += n.fitness == it->second.fitness && n.params == it->second.params ? 1 : 0;
+    } else {
+      for (auto p : n.parents) grown_from_old += first.count(p) ? 1 : 0;
+    }
+  }
+  CHECK(kept == first.size());  // nothing overwritten
+  CHECK(grown_from_old > 0);    // the new nodes descend from the stored graph, not from a fresh start
+  // A search that ended for another reason (here: a finished search at the same budget) stays finished.
+  auto again = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE(again);
+  CHECK(again->evaluated == 80);
   fs::remove_all(dir);
 }
 

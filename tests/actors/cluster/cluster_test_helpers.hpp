@@ -109,6 +109,14 @@ inline int64_t evaluated(const std::string& dir, const std::string& address) {
   return std::stoll(m[1]);
 }
 
+// Candidates of the node's first search created but not scored yet (-1 when the console did not answer).
+inline int64_t in_flight(const std::string& dir, const std::string& address) {
+  auto [rc, out] = console(dir, address, {"searches", "--json"});
+  std::smatch m;
+  if (rc != 0 || !std::regex_search(out, m, std::regex("\"in_flight\":([0-9]+)"))) return -1;
+  return std::stoll(m[1]);
+}
+
 inline bool wait_for(const std::function<bool()>& f, double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {

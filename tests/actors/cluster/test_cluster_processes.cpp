@@ -77,7 +77,8 @@ TEST_CASE("a node, two evaluators and a console run a search, and killing an eva
   auto [pause_rc, paused] = console(t.path, address, {"pause", "cluster-test"});
   CHECK(pause_rc == 0);
   CHECK(paused.find("search cluster-test paused") != std::string::npos);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Ordered by state: wait until nothing of it is in flight, then watch the count stay for a second.
+  REQUIRE(wait_for([&] { return in_flight(t.path, address) == 0; }, 30));
   const int64_t held = evaluated(t.path, address);
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   CHECK(evaluated(t.path, address) == held);
