@@ -57,6 +57,7 @@ void encode(wire::Writer& w, const Hello& h) {
   w.u32(static_cast<uint32_t>(h.sms));
   w.i64(h.l2_bytes);
   w.str(h.arch);
+  w.str(h.sandbox);
 }
 void decode(wire::Reader& r, Hello& h) {
   h.ok = r.u32();
@@ -65,6 +66,7 @@ void decode(wire::Reader& r, Hello& h) {
   h.sms = static_cast<int32_t>(r.u32());
   h.l2_bytes = r.i64();
   h.arch = r.str();
+  h.sandbox = r.str();
 }
 
 void encode(wire::Writer& w, const Batch& b) {

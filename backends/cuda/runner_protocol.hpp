@@ -42,7 +42,8 @@ struct Hello {
   std::string device;  // name, e.g. "NVIDIA H200"
   int32_t sms = 0;
   int64_t l2_bytes = 0;
-  std::string arch;  // sm_XY of the device
+  std::string arch;     // sm_XY of the device
+  std::string sandbox;  // the confinement in force when the candidate was loaded
 };
 
 struct GpuTensor {

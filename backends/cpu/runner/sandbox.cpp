@@ -1,5 +1,7 @@
 #include "backends/cpu/runner/sandbox.hpp"
 
+#include "backends/process/identity.hpp"
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -57,11 +59,8 @@ std::string drop_identity(std::string& level) {
     // Root: empty network, IPC and host-name namespaces, then the unprivileged "nobody" identity (no
     // capabilities left): another uid's processes (the evaluator) cannot be read, traced, signalled,
     // reniced or re-pinned, and root's files cannot be written.
-    const bool ns = unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0;
-    if (setgroups(0, nullptr) != 0) return std::string("setgroups: ") + std::strerror(errno);
-    if (setresgid(kNobody, kNobody, kNobody) != 0) return std::string("setresgid: ") + std::strerror(errno);
-    if (setresuid(kNobody, kNobody, kNobody) != 0) return std::string("setresuid: ") + std::strerror(errno);
-    if (getuid() != kNobody || geteuid() != kNobody) return "the uid did not change";
+    const bool ns = process::enter_private_namespaces();
+    if (auto e = process::become_nobody(); !e.empty()) return e;
     level = std::string("uid ") + std::to_string(kNobody) + " without capabilities" +
             (ns ? ", own network + IPC + UTS namespaces (no network)"
                 : ", shared network (unshare refused: " + std::string(std::strerror(errno)) + ")");

@@ -3,13 +3,15 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/process/identity.hpp"
+
 namespace kevolve::cpu {
 
 // No core dumps, a CPU-time limit, no file growth, and death with the parent. Returns "" or an error.
 std::string apply_process_limits(int64_t cpu_seconds);
 
 // The uid the runner takes when started as root ("nobody").
-constexpr unsigned kNobody = 65534;
+constexpr unsigned kNobody = process::kNobody;
 
 // Gives up the evaluator's identity before any candidate code exists in the process: as root, empty
 // network/IPC/UTS namespaces and uid/gid nobody without capabilities; otherwise a user namespace with

@@ -147,6 +147,7 @@ class Evaluation {
     if (!runner_.start(runner_path_, s, opt_.memory_limit_mb, std::max(60.0, opt_.call_timeout_s), h, f))
       return fail(f, "loading the candidate");
     sms_ = h.sms;
+    res_.sandbox = h.sandbox;
     const auto loaded = Clock::now();
 
     std::vector<std::pair<std::string, ShapeBinding>> shapes;

@@ -5,10 +5,12 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "backends/cuda/runner_protocol.hpp"
+#include "backends/process/identity.hpp"
 #include "backends/harness/verify.hpp"
 #include "backends/kevolve_kernel.h"
 
@@ -55,6 +58,25 @@ void limit_data(int64_t extra_mb) {
   setrlimit(RLIMIT_DATA, &r);
 }
 
+// Root: the namespaces were entered at start (before CUDA); now, with the device and the arena open,
+// the runner becomes nobody without capabilities and may start at most 4096 tasks. Not root: nothing
+// changes, and the level says so. Fills `level`; returns "" or what failed.
+bool g_namespaces = false;
+std::string give_up_identity(std::string& level) {
+  if (geteuid() != 0) {
+    level = "same uid " + std::to_string(getuid()) + " as the evaluator (not root)";
+    return {};
+  }
+  if (auto e = process::become_nobody(); !e.empty()) return e;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the uid change cleared it
+  rlimit tasks{4096, 4096};
+  setrlimit(RLIMIT_NPROC, &tasks);
+  level = "uid " + std::to_string(process::kNobody) + " without capabilities, no_new_privs" +
+          (g_namespaces ? ", own network + IPC + UTS namespaces (no network)" : ", shared network (unshare refused)") +
+          "; no seccomp filter (the CUDA driver's calls are not listed)";
+  return {};
+}
+
 class Runner {
  public:
   bool setup(const Setup& s, Hello& h) {
@@ -78,10 +100,21 @@ class Runner {
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return fail(h, cuda_text(e));
     if (s.flush_bytes > 0 && (e = cudaMalloc(&flush_, static_cast<size_t>(s.flush_bytes))) != cudaSuccess)
       return fail(h, "L2 flush buffer: " + cuda_text(e));
+    // The candidate's file is read (a kernel image) or opened (host code) while the runner still has the
+    // evaluator's identity, since its folder is private; then the identity goes, before any candidate code
+    // exists in the process (a .so runs its constructors when opened).
+    std::string image;
+    int so_fd = -1;
     if (s.kind == ArtifactKind::cubin) {
       std::ifstream f(s.artifact, std::ios::binary);
-      std::string image((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      image.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
       if (image.empty()) return fail(h, "cannot read " + s.artifact);
+    } else if ((so_fd = open(s.artifact.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
+      return fail(h, "cannot open " + s.artifact + ": " + std::strerror(errno));
+    }
+    if (auto why = give_up_identity(h.sandbox); !why.empty())
+      return fail(h, "sandbox unavailable on this machine: " + why);
+    if (s.kind == ArtifactKind::cubin) {
       CUresult r = cuModuleLoadData(&module_, image.data());
       if (r != CUDA_SUCCESS)
         return fail(
@@ -90,7 +123,7 @@ class Runner {
         return fail(
             h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
     } else {
-      lib_ = dlopen(s.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
+      lib_ = dlopen(("/proc/self/fd/" + std::to_string(so_fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!lib_) return fail(h, std::string("dlopen: ") + dlerror());
       host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, s.entry.c_str()));
       if (!host_entry_) return fail(h, "the shared object exports no '" + s.entry + "'");
@@ -260,6 +293,7 @@ int main(int argc, char**) {
     return 2;
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (geteuid() == 0) g_namespaces = process::enter_private_namespaces();
   rlimit core{0, 0};
   setrlimit(RLIMIT_CORE, &core);
   auto frame = wire::read_frame(kCommandFd);

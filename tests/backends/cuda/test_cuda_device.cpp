@@ -2,6 +2,7 @@
 // kernel that faults, one that hangs and one that hides its work on another stream each get the right
 // verdict, and the next candidate still runs. Skipped with a printed reason where there is no GPU.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include "tests/backends/cuda/cuda_helpers.hpp"
 
@@ -69,4 +70,18 @@ TEST_CASE("work hidden on a second stream is rejected by escaped_work", "[cuda][
   INFO(fooled.message);
   // Without those detectors nothing names the escape (the verdict then depends on a race with the hidden stream).
   CHECK(fooled.reason != "escaped_work");
+}
+
+TEST_CASE("host code cannot reach the evaluator: the runner is nobody in namespaces of its own", "[cuda][gpu]") {
+  if (skip_without_gpu("isolation of the CUDA runner")) return;
+  const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/reaches_evaluator.cu");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox);
+  if (geteuid() == 0) {
+    // As root the runner gives up root: /proc/<evaluator>/mem and renicing the evaluator both fail, so the
+    // candidate stays an honest GELU. (With the evaluator's identity, either would poison its output.)
+    CHECK(r.sandbox.find("uid 65534") != std::string::npos);
+    CHECK(r.status == EvalStatus::ok);
+  } else {
+    CHECK(r.sandbox.find("same uid") != std::string::npos);  // says it is not confined
+  }
 }
