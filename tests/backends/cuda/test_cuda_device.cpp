@@ -85,3 +85,20 @@ TEST_CASE("host code cannot reach the evaluator: the runner is nobody in namespa
     CHECK(r.sandbox.find("same uid") != std::string::npos);  // says it is not confined
   }
 }
+
+TEST_CASE("timing oracles on the GPU: k passes over the data take k times one pass", "[cuda][gpu][oracle]") {
+  if (skip_without_gpu("GPU timing oracles")) return;
+  const EvalResult one = cuda_eval_file(kGelu, "tests/backends/cuda/oracles/gelu_passes_1.cu");
+  const EvalResult four = cuda_eval_file(kGelu, "tests/backends/cuda/oracles/gelu_passes_4.cu");
+  INFO(one.message << " / " << four.message);
+  REQUIRE(one.status == EvalStatus::ok);
+  REQUIRE(four.status == EvalStatus::ok);
+  const double ratio = four.candidate.median_ms / one.candidate.median_ms;
+  INFO("1 pass " << one.candidate.median_ms << " ms, 4 passes " << four.candidate.median_ms << " ms: " << ratio);
+  CHECK(ratio > 3.0);  // launch overhead and L2 reuse keep it below 4 only a little
+  CHECK(ratio < 4.6);
+  // The speedup is the reference median over the candidate median, and bandwidth goes with 1 / time.
+  for (const EvalResult* r : {&one, &four})
+    CHECK(r->speedup == Approx(r->reference.median_ms / r->candidate.median_ms).epsilon(1e-9));
+  CHECK(one.candidate_gbps / four.candidate_gbps == Approx(ratio).epsilon(0.02));
+}
