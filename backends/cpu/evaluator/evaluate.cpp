@@ -477,11 +477,17 @@ class Evaluation {
     };
     // New values (with fresh_data), then the reference on them: timed, the runner stopped meanwhile, and
     // its outputs become what the candidate's next pass is checked against.
+    // Testing aid: KEVOLVE_TEST_REFERENCE_REPEAT=k (1..16) computes the reference k times per timed call,
+    // a reference slower by a known factor, so that tests can check the speedup shows exactly that factor.
+    // It can only lower a speedup, never raise one.
+    const char* repeat_env = std::getenv("KEVOLVE_TEST_REFERENCE_REPEAT");
+    const int repeat = repeat_env ? std::clamp(std::atoi(repeat_env), 1, 16) : 1;
     auto reference_pass = [&](std::vector<double>* samples) {
       runner_.pause();
       for (auto& t : sets) {
         if (fresh) refresh(t, rng);
         const auto t0 = std::chrono::steady_clock::now();
+        for (int r = 1; r < repeat; ++r) t.bound();
         auto outs = t.bound();
         const auto t1 = std::chrono::steady_clock::now();
         if (fresh)

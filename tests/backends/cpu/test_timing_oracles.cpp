@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "tests/backends/cpu/eval_helpers.hpp"
@@ -35,7 +36,7 @@ std::string gelu_kernel(int passes, long spin_us) {
          "  return 0;\n}\n";
 }
 
-EvalResult eval_gelu(const std::string& source) {
+EvalResult eval_gelu(const std::string& source, cpu::CpuBackend& backend = test::backend()) {
   auto spec = load_problem(test::source_path("problems/core/gelu/problem.toml"));
   REQUIRE(spec);
   EvalOptions o = test::quick_options();
@@ -46,7 +47,7 @@ EvalResult eval_gelu(const std::string& source) {
   Candidate c;
   c.source = source;
   c.entry = spec->entry;
-  EvalResult r = test::backend().evaluate_source(*spec, c, o);
+  EvalResult r = backend.evaluate_source(*spec, c, o);
   INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
   REQUIRE(r.status == EvalStatus::ok);
   return r;
@@ -89,4 +90,24 @@ TEST_CASE("a kernel that busy-waits until 40 ms after its start is never timed b
   CHECK(r.candidate.p10_ms >= 40.0);
   CHECK(r.candidate.median_ms < 50.0);  // a preempted spin ends at 40 ms all the same; 10 ms of room for a busy machine
   CHECK(r.speedup == Approx(r.reference.median_ms / r.candidate.median_ms).epsilon(1e-9));
+}
+
+TEST_CASE("a reference made three times slower shows up as a three times higher speedup", "[cpu][timing]") {
+  const std::string kernel = gelu_kernel(1, 0);
+  const EvalResult normal = eval_gelu(kernel);
+  // A worker of its own, started with the testing aid that computes the reference 3 times per timed call.
+  setenv("KEVOLVE_TEST_REFERENCE_REPEAT", "3", 1);
+  cpu::CpuBackend slowed(std::string(KEVOLVE_BIN_DIR) + "/kevolve-cpu-eval");
+  const EvalResult slow_ref = eval_gelu(kernel, slowed);
+  unsetenv("KEVOLVE_TEST_REFERENCE_REPEAT");
+  INFO("reference " << normal.reference.median_ms << " -> " << slow_ref.reference.median_ms << " ms; speedup "
+                    << normal.speedup << " -> " << slow_ref.speedup);
+  const double ref_ratio = slow_ref.reference.median_ms / normal.reference.median_ms;
+  CHECK(ref_ratio > 2.0);
+  CHECK(ref_ratio < 4.5);
+  // The candidate is the same: its speedup grows by the reference's factor, within the candidate's own noise.
+  const double speedup_ratio = slow_ref.speedup / normal.speedup;
+  CHECK(speedup_ratio == Approx(ref_ratio * normal.candidate.median_ms / slow_ref.candidate.median_ms).epsilon(1e-6));
+  CHECK(speedup_ratio > 2.0);
+  CHECK(speedup_ratio < 4.5);
 }
