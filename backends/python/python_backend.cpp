@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -139,6 +141,164 @@ Expected<FamilyMatch> match_family(const std::string& problem_file) {
   if (!bad.empty()) return R::failure(problem_file + ": unreadable result from the family matcher: " + bad);
   if (!error.empty()) return R::failure(error);
   return m;
+}
+
+namespace {
+
+// A JSON value of a generator's space or parameters as text: numbers (and true/false) as written, strings
+// unquoted. `text` tells which it was.
+bool value_text(simdjson::ondemand::value v, std::string& out, bool& text) {
+  simdjson::ondemand::json_type t;
+  if (v.type().get(t)) return false;
+  if (t == simdjson::ondemand::json_type::string) {
+    std::string_view sv;
+    if (v.get(sv)) return false;
+    out = std::string(sv);
+    text = true;
+    return true;
+  }
+  if (t != simdjson::ondemand::json_type::number && t != simdjson::ondemand::json_type::boolean) return false;
+  std::string_view raw = v.raw_json_token();
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
+    raw.remove_suffix(1);
+  out = std::string(raw);
+  text = false;
+  return true;
+}
+
+// {param: value} -> Params; the names of string-valued ones go to `texts` when given.
+void read_params(simdjson::ondemand::object o, Params& out) {
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) continue;
+    std::string v;
+    bool text = false;
+    if (value_text(field.value(), v, text)) out[std::string(key)] = v;
+  }
+}
+
+// {param: [values...]} and {param: value} -> a FamilySpace (parameters in the generator's order).
+void read_space(simdjson::ondemand::object& obj, const char* space_key, const char* defaults_key, FamilySpace& s) {
+  obj.reset();
+  simdjson::ondemand::object space;
+  if (!obj[space_key].get(space))
+    for (auto field : space) {
+      std::string_view key;
+      simdjson::ondemand::array values;
+      if (field.unescaped_key().get(key) || field.value().get(values)) continue;
+      FamilyParam p;
+      p.name = std::string(key);
+      for (auto v : values) {
+        std::string text;
+        bool quoted = false;
+        simdjson::ondemand::value val;
+        if (!v.get(val) && value_text(val, text, quoted)) {
+          p.values.push_back(text);
+          p.text = p.text || quoted;
+        }
+      }
+      s.params.push_back(std::move(p));
+    }
+  obj.reset();
+  simdjson::ondemand::object defaults;
+  if (!obj[defaults_key].get(defaults)) read_params(defaults, s.defaults);
+}
+
+std::string json_quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+
+}  // namespace
+
+Expected<FamilyAnalysis> analyse_families(const std::string& problem_file) {
+  using R = Expected<FamilyAnalysis>;
+  // The answer depends on the file alone (and on the scripts and torch, which do not change under a running
+  // kevolve): kept per file, keyed by its path, size and modification time.
+  static std::mutex mu;
+  static std::map<std::string, FamilyAnalysis> cache;
+  std::error_code ec;
+  const std::string path = fs::absolute(problem_file, ec).string();
+  const auto size = fs::file_size(path, ec);
+  const auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
+  const std::string key = path + "\n" + std::to_string(ec ? 0 : size) + "\n" + std::to_string(ec ? 0 : mtime);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const std::string py = torch_python();
+  if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
+  std::string out;
+  const int rc =
+      process::run_captured({py, beside_evaluator("kevolve_py_families.py"), "--problem", problem_file}, 300, out);
+  const std::string json = last_json(out);
+  if (rc != 0 || json.empty())
+    return R::failure(problem_file + ": the family analysis gave no result (exit " + std::to_string(rc) +
+                      "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  FamilyAnalysis a;
+  const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
+    std::string_view sv;
+    if (!obj["family"].get(sv)) a.family = std::string(sv);
+    if (!obj["reason"].get(sv)) a.reason = std::string(sv);
+    if (!obj["graph"].get(sv)) a.graph = std::string(sv);
+    if (!obj["layout"].get(sv)) a.layout = std::string(sv);
+    read_space(obj, "space", "defaults", a.cuda);
+    read_space(obj, "cpu_space", "cpu_defaults", a.cpu);
+  });
+  if (!bad.empty()) return R::failure(problem_file + ": unreadable result from the family analysis: " + bad);
+  std::lock_guard<std::mutex> lock(mu);
+  cache[key] = a;
+  return a;
+}
+
+Expected<GeneratedKernel> generate_family_kernel(const std::string& problem_file, const std::string& backend,
+                                                 const Params& params, const FamilySpace& space) {
+  using R = Expected<GeneratedKernel>;
+  if (backend != "cpu" && backend != "cuda")
+    return R::failure("generated kernels are for cpu or cuda, not '" + backend + "'");
+  const std::string py = torch_python();
+  if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
+  std::string arg = "{";
+  for (auto& [name, value] : params) {
+    const FamilyParam* p = space.find(name);
+    arg += (arg.size() > 1 ? ", " : "") + json_quote(name) + ": " + (p && !p->text ? value : json_quote(value));
+  }
+  arg += "}";
+  std::string out;
+  const int rc = process::run_captured({py, beside_evaluator("kevolve_py_families.py"), "--problem", problem_file,
+                                        "--backend", backend, "--params", arg},
+                                       300, out);
+  const std::string json = last_json(out);
+  if (rc != 0 || json.empty())
+    return R::failure(problem_file + ": the kernel generator gave no result (exit " + std::to_string(rc) +
+                      "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  GeneratedKernel k;
+  std::string error;
+  const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
+    std::string_view sv;
+    if (!obj["error"].get(sv)) error = std::string(sv);
+    obj.reset();
+    if (!obj["source"].get(sv)) k.source = std::string(sv);
+    obj.reset();
+    simdjson::ondemand::object used;
+    if (!obj["params"].get(used)) read_params(used, k.params);
+  });
+  if (!bad.empty()) return R::failure(problem_file + ": unreadable result from the kernel generator: " + bad);
+  if (!error.empty()) return R::failure(problem_file + ": the kernel generator, at " + arg + ": " + error);
+  if (k.source.empty()) return R::failure(problem_file + ": the kernel generator gave no source at " + arg);
+  return k;
 }
 
 Expected<std::string> renamed_problem_source(const std::string& problem_file) {

@@ -9,6 +9,7 @@
 #include "backends/backend.hpp"
 #include "runtime/core/expected.hpp"
 #include "runtime/records/family_match.hpp"
+#include "runtime/records/node.hpp"
 
 namespace kevolve::python {
 
@@ -25,6 +26,22 @@ ProblemSpec kernelbench_problem(const std::string& path);
 // (backends/python/kevolve_py_match.py, run with the torch python). family is "" when none fits; an error
 // when the matcher could not run or the problem file could not be loaded (the message names the file).
 Expected<FamilyMatch> match_family(const std::string& problem_file);
+
+// The kernel family of the problem's traced graph and the generator's search spaces
+// (backends/python/kevolve_py_families.py --problem FILE). family is "" when none fits, with the reason. The
+// answer is kept per problem file (its path, size and modification time) for the life of the process. An error
+// when the script could not run or gave no readable answer (the message names the file).
+Expected<FamilyAnalysis> analyse_families(const std::string& problem_file);
+
+// A complete ModelNew file running the kernel generated for the problem's family on `backend` (cpu | cuda) at
+// `params` (a point of the family's space; missing parameters take their defaults): kevolve_py_families.py
+// --backend B --params JSON. `space` tells which parameters are strings. An error carries the generator's.
+struct GeneratedKernel {
+  std::string source;
+  Params params;  // the parameters the generator used
+};
+Expected<GeneratedKernel> generate_family_kernel(const std::string& problem_file, const std::string& backend,
+                                                 const Params& params, const FamilySpace& space);
 
 // The problem file's text with `Model` renamed `_KevolveBase`: candidates that build on the module itself
 // (framework rewrites, wrapped kernels) without naming the reference.

@@ -1,6 +1,8 @@
 #include "runtime/operators/kernelbench_operator.hpp"
 
 #include <cstdio>
+
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -140,16 +142,23 @@ Expected<std::string> wrap_kernel_as_model_new(const KernelWrap& w, const std::s
 }
 
 KernelBenchOperator::KernelBenchOperator(KernelTemplate framework,
-                                         std::optional<std::pair<KernelTemplate, KernelWrap>> kernel) {
+                                         std::optional<std::pair<KernelTemplate, KernelWrap>> kernel,
+                                         std::optional<GeneratedFamily> generated) {
   arms_.push_back({"framework", TemplateOperator(std::move(framework)), std::nullopt});
   if (kernel) arms_.push_back({"kernel", TemplateOperator(std::move(kernel->first)), std::move(kernel->second)});
+  if (generated) {
+    arms_.push_back({"generated", std::nullopt, std::nullopt});
+    generated_ = std::move(generated);
+    seed_arm_ = arms_.size() - 1;
+  }
 }
 
 void KernelBenchOperator::follow_directives() {
-  if (arms_.size() < 2) return;
-  ProblemSpec s = arms_[1].wrap->core;
+  const size_t k = arm_named("kernel");
+  if (k >= arms_.size()) return;
+  ProblemSpec s = arms_[k].wrap->core;
   // The main input's shape, folded to the kernel's rank as ModelNew folds it, binds the roofline's symbols.
-  const std::vector<int64_t>& shape = arms_[1].wrap->match.shape;
+  const std::vector<int64_t>& shape = arms_[k].wrap->match.shape;
   const std::vector<std::string>& dims = s.inputs.front().shape;
   if (!dims.empty() && shape.size() >= dims.size()) {
     ShapeBinding b;
@@ -159,7 +168,13 @@ void KernelBenchOperator::follow_directives() {
     for (size_t i = 1; i < dims.size(); ++i) b[dims[i]] = shape[lead + i - 1];
     s.bench = s.bench_cuda = b;
   }
-  arms_[1].op.follow_directives(s);
+  arms_[k].op->follow_directives(s);
+}
+
+size_t KernelBenchOperator::arm_named(const std::string& name) const {
+  for (size_t a = 0; a < arms_.size(); ++a)
+    if (arms_[a].name == name) return a;
+  return arms_.size();
 }
 
 size_t KernelBenchOperator::arm_of(const NodeRecord& n) const {
@@ -169,13 +184,172 @@ size_t KernelBenchOperator::arm_of(const NodeRecord& n) const {
   return 0;  // a node stored before the arms existed: a framework rewrite
 }
 
+// ---- the generated arm ----------------------------------------------------------------------------------------
+
+std::vector<Params> KernelBenchOperator::generated_seeds() const {
+  std::vector<Params> seeds;
+  if (!generated_) return seeds;
+  const FamilySpace& sp = generated_->space;
+  Params d;
+  for (auto& prm : sp.params) {
+    auto it = sp.defaults.find(prm.name);
+    d[prm.name] = it != sp.defaults.end() ? it->second : (prm.values.empty() ? "" : prm.values.front());
+  }
+  seeds.push_back(d);
+  for (auto& prm : sp.params) {
+    if (seeds.size() >= kGeneratedSeeds) break;
+    for (auto& v : prm.values) {
+      if (v == d[prm.name]) continue;
+      Params q = d;
+      q[prm.name] = v;
+      seeds.push_back(q);
+      break;
+    }
+  }
+  return seeds;
+}
+
+Params KernelBenchOperator::point_of(const NodeRecord& n) const {
+  Params p;
+  const FamilySpace& sp = generated_->space;
+  for (auto& prm : sp.params) {
+    auto it = n.params.find(prm.name);
+    auto d = sp.defaults.find(prm.name);
+    p[prm.name] = it != n.params.end()     ? it->second
+                  : d != sp.defaults.end() ? d->second
+                  : prm.values.empty()     ? ""
+                                           : prm.values.front();
+  }
+  return p;
+}
+
+namespace {
+
+Params labelled(Params p, const char* impl) {
+  p[KernelBenchOperator::kImpl] = impl;
+  return p;
+}
+
+std::string params_text(const Params& p) {
+  std::string o;
+  for (auto& [k, v] : p) o += (o.empty() ? "" : " ") + k + "=" + v;
+  return o;
+}
+
+}  // namespace
+
+double KernelBenchOperator::space_points() const {
+  double points = 1;
+  for (auto& prm : generated_->space.params) points *= static_cast<double>(std::max<size_t>(1, prm.values.size()));
+  return points;
+}
+
+bool KernelBenchOperator::generated_full(const SearchGraph& g) const {
+  size_t held = 0;
+  for (auto& [id, n] : g.nodes()) {
+    auto it = n.params.find(kImpl);
+    held += it != n.params.end() && it->second == "generated";
+  }
+  return static_cast<double>(held) >= space_points();
+}
+
+std::optional<Params> KernelBenchOperator::unused_seed(const SearchGraph& g) const {
+  for (auto& s : generated_seeds())
+    if (!g.has_params(labelled(s, "generated"))) return s;
+  return std::nullopt;
+}
+
+Expected<Offspring> KernelBenchOperator::generate(const Params& point) const {
+  auto source = generated_->generate(point);
+  if (!source)
+    return Expected<Offspring>::failure("generated kernel (family " + generated_->family + ", params " +
+                                        params_text(point) + "): " + source.error());
+  Offspring o;
+  o.params = labelled(point, "generated");
+  o.candidate.language = "python";
+  o.candidate.entry = "ModelNew";
+  o.candidate.source = *source;
+  o.candidate.parameters = point;
+  o.candidate.provenance = "generated kernel (family " + generated_->family + ", params " + params_text(point) + ")";
+  return o;
+}
+
+Expected<Offspring> KernelBenchOperator::within_generated(const Proposal& p, const SearchGraph& g, Rng& rng) {
+  using R = Expected<Offspring>;
+  const FamilySpace& sp = generated_->space;
+  auto taken = [&](const Params& q) { return g.has_params(labelled(q, "generated")); };
+  if (p.op == "seed") {
+    if (warm_generated_ && !taken(*warm_generated_)) return generate(*warm_generated_);
+    if (auto s = unused_seed(g)) return generate(*s);
+    return generate(generated_seeds().front());  // a seed the graph already holds: asked for, so given
+  }
+  if (p.parents.empty()) return R::failure("'" + p.op + "' needs a parent");
+  const NodeRecord* parent = g.find(p.parents[0]);
+  if (!parent) return R::failure("unknown parent node " + std::to_string(p.parents[0]));
+  const Params base = point_of(*parent);
+  if (p.op == "crossover" && p.parents.size() >= 2) {
+    if (const NodeRecord* other = g.find(p.parents[1])) {
+      const Params b = point_of(*other);
+      std::bernoulli_distribution coin(0.5);
+      for (int attempt = 0; attempt < 8; ++attempt) {
+        Params q;
+        for (auto& [k, v] : base) q[k] = coin(rng) ? v : b.at(k);
+        if (q != base && q != b && !taken(q)) return generate(q);
+      }
+    }
+  }
+  // A mutation: one parameter of the parent to another of its allowed values, a point the graph does not hold.
+  std::vector<Params> moves;
+  for (auto& prm : sp.params)
+    for (auto& v : prm.values) {
+      if (v == base.at(prm.name)) continue;
+      Params q = base;
+      q[prm.name] = v;
+      if (!taken(q)) moves.push_back(std::move(q));
+    }
+  if (!moves.empty()) return generate(moves[std::uniform_int_distribution<size_t>(0, moves.size() - 1)(rng)]);
+  // Every neighbour is taken: an unused seed point, else a random point of the space the graph does not hold.
+  if (auto s = unused_seed(g)) return generate(*s);
+  if (space_points() <= 4096) {  // small: every free point, one picked at random
+    std::vector<Params> free;
+    std::vector<size_t> at(sp.params.size(), 0);
+    for (bool more = true; more;) {
+      Params q = base;
+      for (size_t i = 0; i < sp.params.size(); ++i)
+        if (!sp.params[i].values.empty()) q[sp.params[i].name] = sp.params[i].values[at[i]];
+      if (!taken(q)) free.push_back(std::move(q));
+      more = false;
+      for (size_t i = 0; i < sp.params.size() && !more; ++i) {
+        if (++at[i] < sp.params[i].values.size())
+          more = true;
+        else
+          at[i] = 0;
+      }
+    }
+    if (!free.empty()) return generate(free[std::uniform_int_distribution<size_t>(0, free.size() - 1)(rng)]);
+  } else {
+    for (int attempt = 0; attempt < 256; ++attempt) {
+      Params q = base;
+      for (auto& prm : sp.params)
+        if (!prm.values.empty())
+          q[prm.name] = prm.values[std::uniform_int_distribution<size_t>(0, prm.values.size() - 1)(rng)];
+      if (!taken(q)) return generate(q);
+    }
+  }
+  return R::failure("every generated kernel near node " + std::to_string(parent->id) + " (family " +
+                    generated_->family + ") has been tried");
+}
+
+// ---- the template arms and the choice of arm --------------------------------------------------------------------
+
 Expected<Offspring> KernelBenchOperator::within(size_t a, const Proposal& p, const SearchGraph& g, Rng& rng,
                                                 const OperatorContext& ctx) {
   Arm& arm = arms_[a];
+  if (!arm.op) return within_generated(p, g, rng);
   // Crossover builds the child from the template's own parameters: the arm label is set again below, and a
   // child the graph already holds is tried again a few times.
   for (int attempt = 0;; ++attempt) {
-    auto o = arm.op.make(p, g, rng, ctx);
+    auto o = arm.op->make(p, g, rng, ctx);
     if (!o) return o;
     o->params[kImpl] = arm.name;
     if (g.has_params(o->params) && attempt < 8 && p.op != "seed") continue;
@@ -199,6 +373,7 @@ Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGra
   if (!parent) return Expected<Offspring>::failure("unknown parent node " + std::to_string(p.parents[0]));
   const size_t from = arm_of(*parent);
   size_t to = from;
+  const size_t gen = arm_named("generated");
   if (arms_.size() > 1) {
     // The newest and the best correct node of each arm.
     std::vector<const NodeRecord*> newest(arms_.size(), nullptr), best(arms_.size(), nullptr);
@@ -207,8 +382,24 @@ Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGra
       newest[a] = &n;
       if (n.correct() && (!best[a] || n.fitness > best[a]->fitness)) best[a] = &n;
     }
-    to = !newest[1] ? 1 : std::uniform_int_distribution<size_t>(0, arms_.size() - 1)(rng);
+    // An arm with no node yet first (the kernel arms before the rewrites), then the generated arm with odds 1/2
+    // and the others evenly (all evenly without it).
+    to = arms_.size();
+    for (size_t a = arms_.size(); a-- > 0 && to == arms_.size();)
+      if (!newest[a]) to = a;
+    if (to == arms_.size()) {
+      if (gen < arms_.size() && std::bernoulli_distribution(0.5)(rng))
+        to = gen;
+      else if (gen < arms_.size())
+        to = std::uniform_int_distribution<size_t>(0, arms_.size() - 2)(rng);  // the generated arm is the last
+      else
+        to = std::uniform_int_distribution<size_t>(0, arms_.size() - 1)(rng);
+    }
+    if (to == gen && generated_full(g))  // every point of the generated space is in the graph: another arm
+      to = std::uniform_int_distribution<size_t>(0, arms_.size() - 2)(rng);
     if (to != from) {
+      if (to == gen)
+        if (auto s = unused_seed(g)) return generate(*s);
       if (const NodeRecord* base = best[to] ? best[to] : newest[to])
         return within(to, {"mutate", {base->id}, p.island}, g, rng, ctx);
       return within(to, {"seed", {}, p.island}, g, rng, ctx);
@@ -225,10 +416,27 @@ std::string KernelBenchOperator::warm_start(const Lessons& l) {
     auto it = e.params.find(kImpl);
     for (size_t a = 0; it != e.params.end() && a < arms_.size(); ++a) {
       if (arms_[a].name != it->second) continue;
+      if (!arms_[a].op) {  // the generated arm: a point of this problem's space
+        bool valid = e.params.size() == generated_->space.params.size() + 1;
+        for (auto& prm : generated_->space.params) {
+          auto v = e.params.find(prm.name);
+          valid = valid && v != e.params.end() &&
+                  std::find(prm.values.begin(), prm.values.end(), v->second) != prm.values.end();
+        }
+        if (!valid) continue;
+        Params point = e.params;
+        point.erase(kImpl);
+        warm_generated_ = point;
+        seed_arm_ = a;
+        char f[32];
+        std::snprintf(f, sizeof f, "%.2fx", e.fitness);
+        return "starting from the best earlier kernel (search " + e.search + ", node " + std::to_string(e.node) + ", " +
+               f + ") (generated)";
+      }
       Lessons one = l;
       one.best = {e};
       one.best[0].params.erase(kImpl);
-      if (auto how = arms_[a].op.warm_start(one); !how.empty()) {
+      if (auto how = arms_[a].op->warm_start(one); !how.empty()) {
         seed_arm_ = a;
         return how + " (" + arms_[a].name + ")";
       }

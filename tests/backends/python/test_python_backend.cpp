@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -332,6 +333,69 @@ TEST_CASE("the family matcher finds which template family a problem computes, by
   fs::remove(bad);
 }
 
+TEST_CASE("the family analysis gives the family, its reason and the generator's spaces, kept per problem file",
+          "[python][families]") {
+  if (no_torch_python()) return;
+  auto a = python::analyse_families(test::source_path("tests/fixtures/kernelbench/softmax_dim1_small.py"));
+  INFO((a ? a->reason : a.error()));
+  REQUIRE(a);
+  CHECK(a->family == "softmax");
+  CHECK(a->graph == "softmax");
+  CHECK(a->layout == "outer");
+  CHECK(a->reason.find("softmax over data of shape [3, 11, 37], reducing dims [1]") != std::string::npos);
+  // The CPU space in the generator's order, strings told apart from numbers, and its default point.
+  REQUIRE(a->cpu.params.size() == 3);
+  CHECK(a->cpu.params[0].name == "schedule");
+  CHECK(a->cpu.params[0].values == std::vector<std::string>{"rows", "split"});
+  CHECK(a->cpu.params[0].text);
+  CHECK(a->cpu.params[1].name == "grain");
+  CHECK(a->cpu.params[1].values == std::vector<std::string>{"0", "16"});
+  CHECK_FALSE(a->cpu.params[1].text);
+  CHECK(a->cpu.defaults == Params{{"schedule", "rows"}, {"grain", "0"}, {"online", "1"}});
+  const FamilyParam* cache = a->cuda.find("cache");
+  REQUIRE(cache);
+  CHECK(cache->text);
+  CHECK(a->space("cuda").defaults.count("threads") == 1);
+  // A point of the space gives a ModelNew, with the parameters used; a value outside it, the generator's error.
+  const std::string file = test::source_path("tests/fixtures/kernelbench/softmax_dim1_small.py");
+  auto k = python::generate_family_kernel(file, "cpu", {{"schedule", "split"}, {"grain", "16"}}, a->cpu);
+  INFO((k ? "" : k.error()));
+  REQUIRE(k);
+  CHECK(k->params == Params{{"schedule", "split"}, {"grain", "16"}, {"online", "1"}});  // online: its default
+  CHECK(k->source.find("class ModelNew(_KevolveBase)") != std::string::npos);
+  CHECK(k->source.find("family softmax, cpu") != std::string::npos);
+  auto outside = python::generate_family_kernel(file, "cpu", {{"grain", "3"}}, a->cpu);
+  REQUIRE_FALSE(outside);
+  CHECK(outside.error().find("grain = 3 is outside its space") != std::string::npos);
+  // No family: the reason a user can read.
+  auto none = python::analyse_families(test::source_path("problems/kernelbench-small/6_matmul.py"));
+  REQUIRE(none);
+  CHECK(none->family.empty());
+  CHECK(none->reason == "no pointwise op or reduction after the library ops: nothing to fuse");
+  CHECK(none->cpu.params.empty());
+  // Kept per file: asked again, the same answer without running the script; a changed file is analysed afresh.
+  const fs::path copy = fs::temp_directory_path() / ("kevolve-family-" + std::to_string(getpid()) + ".py");
+  fs::copy_file(test::source_path("tests/fixtures/kernelbench/softmax_dim1_small.py"), copy,
+                fs::copy_options::overwrite_existing);
+  auto first = python::analyse_families(copy.string());
+  REQUIRE(first);
+  CHECK(first->family == "softmax");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto again = python::analyse_families(copy.string());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(again);
+  CHECK(again->family == "softmax");
+  CHECK(secs < 0.2);  // the script takes a second or more (it imports torch)
+  std::string text = test::read_file(copy.string());
+  text.replace(text.find("F.softmax(x, dim=1)"), 19, "torch.sort(x, dim=1)[0]");
+  std::ofstream(copy) << text;
+  auto changed = python::analyse_families(copy.string());
+  REQUIRE(changed);
+  CHECK(changed->family.empty());
+  CHECK(changed->reason.find("sort") != std::string::npos);
+  fs::remove(copy);
+}
+
 namespace {
 
 // The row of `problem` in a markdown table, split into its cells.
@@ -361,7 +425,7 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   const fs::path dir = fs::temp_directory_path() / ("kevolve-suite-budget-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "problems");
-  for (auto* p : {"1_relu.py", "4_softmax.py"})
+  for (auto* p : {"1_relu.py", "4_softmax.py", "6_matmul.py"})
     fs::copy(test::source_path("problems/kernelbench-small/") + p, dir / "problems" / p);
   int st = 0;
   const std::string out = run_kevolve(
@@ -371,28 +435,46 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   const std::string log = test::read_file((dir / "log").string());
   INFO(out << "\n" << log);
   REQUIRE(st == 0);
-  // 1_relu has no template family: framework rewrites only, and no kernel to count.
+  CHECK(out.find("| problem | reference | family | template | kernels correct | best kernel |") != std::string::npos);
+  // 1_relu: of the pointwise family (generated kernels), of no template family; its best kernel is correct.
   const auto relu = table_row(out, "1_relu");
-  REQUIRE(relu.size() == 13);
+  REQUIRE(relu.size() == 14);
   CHECK(relu[1] == "ok");  // the reference baseline
-  CHECK(relu[2] == "–");   // no kernel family
-  CHECK(relu[4] == "no kernel family");
-  CHECK(relu[8] == "ok");  // its best rewrite
-  // 4_softmax: the softmax_rows template's kernels were proposed and the best one is correct.
+  CHECK(relu[2] == "pointwise");
+  CHECK(relu[3] == "–");  // no template family
+  CHECK(relu[4].find(" of ") != std::string::npos);
+  CHECK(relu[4].rfind("0 of", 0) != 0);  // at least one generated kernel was correct
+  CHECK(relu[5] == "ok");
+  // 4_softmax: generated softmax kernels and the softmax_rows template's kernels; the best one is correct.
   const auto softmax = table_row(out, "4_softmax");
-  REQUIRE(softmax.size() == 13);
+  REQUIRE(softmax.size() == 14);
   CHECK(softmax[1] == "ok");
-  CHECK(softmax[2] == "softmax_rows");
-  CHECK(softmax[3].find(" of ") != std::string::npos);
-  CHECK(softmax[3].rfind("0 of", 0) != 0);  // at least one kernel was correct
-  CHECK(softmax[4] == "ok");
-  CHECK(softmax[5].back() == 'x');  // its speedup over eager
-  CHECK(out.find("- correct: 1 of 2 problems (50 %)") != std::string::npos);
+  CHECK(softmax[2] == "softmax");
+  CHECK(softmax[3] == "softmax_rows");
+  CHECK(softmax[4].find(" of ") != std::string::npos);
+  CHECK(softmax[4].rfind("0 of", 0) != 0);  // at least one kernel was correct
+  CHECK(softmax[5] == "ok");
+  CHECK(softmax[6].back() == 'x');  // its speedup over eager
+  // 6_matmul: no family, and the matcher's reason in the family column; framework rewrites only.
+  const auto matmul = table_row(out, "6_matmul");
+  REQUIRE(matmul.size() == 14);
+  CHECK(matmul[1] == "ok");
+  CHECK(matmul[2] == "none: no pointwise op or reduction after the library ops: nothing to fuse");
+  CHECK(matmul[3] == "–");
+  CHECK(matmul[4] == "–");
+  CHECK(matmul[5] == "no kernel family");
+  CHECK(matmul[9] == "ok");  // its best rewrite
+  CHECK(out.find("- correct: 2 of 3 problems (67 %)") != std::string::npos);
   CHECK(out.find("- fast_1 (the best kernel is correct and faster than eager): ") != std::string::npos);
-  CHECK(out.find("Reference baseline (each problem's own Model): correct on 2 of 2 problems (100 %)") !=
+  CHECK(out.find("Reference baseline (each problem's own Model): correct on 3 of 3 problems (100 %)") !=
         std::string::npos);
   CHECK(test::read_file((dir / "table.md").string()) == out);
-  CHECK(log.find("kevolve suite: 4_softmax: kernel family softmax_rows") != std::string::npos);  // progress on stderr
+  // Progress on stderr: the family of each problem, or why none was found, and the template family.
+  CHECK(log.find("kevolve suite: 4_softmax: family softmax (traced by") != std::string::npos);
+  CHECK(log.find("kernel template family softmax_rows") != std::string::npos);
+  CHECK(log.find("kevolve suite: 1_relu: family pointwise (") != std::string::npos);
+  CHECK(log.find("kevolve suite: 6_matmul: no family: no pointwise op or reduction after the library ops") !=
+        std::string::npos);
   CHECK(log.find("kevolve suite: 4_softmax: search of 3 evaluations") != std::string::npos);
   // Run again on the same store: finished problems are not evaluated again, and the table is the same.
   const std::string again =
@@ -452,6 +534,7 @@ TEST_CASE("kevolve run searches a KernelBench-format problem offline with framew
   REQUIRE(st == 0);
   CHECK(out.find("python backend") != std::string::npos);
   CHECK(out.find("3 evaluated") != std::string::npos);
+  CHECK(out.find("kevolve: 1_relu: family pointwise (traced by") != std::string::npos);  // the family it found
   REQUIRE(fs::exists(dir / "out" / "best" / "model_new.py"));
   const std::string best = test::read_file((dir / "out" / "best" / "model_new.py").string());
   CHECK(best.find("class ModelNew(_KevolveBase)") != std::string::npos);  // a rewrite of the problem's module

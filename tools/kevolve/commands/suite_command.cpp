@@ -158,15 +158,32 @@ struct ArmResult {
 struct ProblemResult {
   std::string name, file;
   EvalResult reference;
-  std::string family, error;  // error: why the problem was not searched
+  std::string family;             // the kernel template family ("" = none)
+  std::string generated, reason;  // the generated kernels' family ("" = none) and how it was found or why none was
+  bool family_known = true;       // false for a result kept by an earlier kevolve, which did not record them
+  std::string error;              // why the problem was not searched
   int evaluated = 0;
   ArmResult kernel, framework;
 };
 
+// The table's family column: the generated kernels' family, or why none was found ("|" kept out of the cell).
+std::string family_cell(const ProblemResult& p) {
+  std::string cell = !p.family_known        ? "not recorded (an earlier result)"
+                     : !p.generated.empty() ? p.generated
+                     : p.reason.empty()     ? "–"
+                                            : "none: " + p.reason;
+  std::string out;
+  for (char ch : cell) {
+    if (ch == '|') out += '\\';
+    out += ch == '\n' ? ' ' : ch;
+  }
+  return out;
+}
+
 // What the best generated kernel of a problem came to, for the table's status column.
 std::string kernel_status(const ProblemResult& p) {
   if (!p.error.empty()) return "not searched";
-  if (p.family.empty()) return "no kernel family";
+  if (p.family.empty() && p.generated.empty()) return "no kernel family";
   const ArmResult& k = p.kernel;
   if (k.best) return k.ok() ? "ok" : status_text(k.retimed) + " when re-evaluated";
   std::string why;
@@ -191,9 +208,11 @@ constexpr const char* kResultArtifact = "suite_result";
 
 std::string encode_result(const ProblemResult& p) {
   wire::Writer w;
-  w.str("kevolve-suite-result-1");
+  w.str("kevolve-suite-result-2");
   encode(w, p.reference);
   w.str(p.family);
+  w.str(p.generated);
+  w.str(p.reason);
   w.i64(p.evaluated);
   for (const ArmResult* arm : {&p.kernel, &p.framework}) {
     w.i64(arm->tried);
@@ -214,9 +233,16 @@ bool decode_result(const std::string& bytes, ProblemResult& p) {
   const std::vector<char> b(bytes.begin(), bytes.end());
   wire::Reader r(b);
   try {
-    if (r.str() != "kevolve-suite-result-1") return false;
+    const std::string version = r.str();  // 1: before generated kernels (their family was not kept)
+    if (version != "kevolve-suite-result-1" && version != "kevolve-suite-result-2") return false;
     decode(r, p.reference);
     p.family = r.str();
+    if (version == "kevolve-suite-result-2") {
+      p.generated = r.str();
+      p.reason = r.str();
+    } else {
+      p.family_known = false;
+    }
     p.evaluated = static_cast<int>(r.i64());
     for (ArmResult* arm : {&p.kernel, &p.framework}) {
       arm->tried = static_cast<int>(r.i64());
@@ -252,6 +278,10 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   say("reference baseline");
   p.reference = backend.evaluate_reference(spec, a.options);
   if (p.reference.status == EvalStatus::harness_error) {
+    if (auto fa = python::analyse_families(p.file)) {  // the family is told even for a problem not searched
+      p.generated = fa->family;
+      p.reason = fa->reason;
+    }
     p.error = p.reference.message;
     say("not searched: " + p.error);
     return p;
@@ -263,6 +293,8 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
     return p;
   }
   p.family = setup->match.family;
+  p.generated = setup->families.family;
+  p.reason = setup->families.reason;
   say(setup->note);
   RunConfig c;
   c.problem = p.file;
@@ -309,7 +341,8 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
       if (!n.scored()) continue;
       ++p.evaluated;
       auto impl = n.params.find(KernelBenchOperator::kImpl);
-      ArmResult& arm = impl != n.params.end() && impl->second == "kernel" ? p.kernel : p.framework;
+      const bool kernel = impl != n.params.end() && (impl->second == "kernel" || impl->second == "generated");
+      ArmResult& arm = kernel ? p.kernel : p.framework;
       ++arm.tried;
       if (!n.correct()) {
         ++arm.failures[std::string(status_name(n.status)) + (n.reason.empty() ? "" : " [" + n.reason + "]")];
@@ -367,9 +400,9 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
               << ")\n";
     return 130;
   }
-  t << "| problem | reference | kernel family | kernels correct | best kernel | kernel vs eager | kernel vs compile "
-       "| rewrites correct | best rewrite | rewrite vs eager | rewrite vs compile | eager ms | compile ms |\n"
-       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  t << "| problem | reference | family | template | kernels correct | best kernel | kernel vs eager | kernel vs "
+       "compile | rewrites correct | best rewrite | rewrite vs eager | rewrite vs compile | eager ms | compile ms |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   const int n = static_cast<int>(results.size());
   int kernels_ok = 0, fast = 0, rewrites_ok = 0, rewrites_fast = 0, references_ok = 0;
   Geo k_eager, k_compile, r_eager, r_compile;
@@ -391,10 +424,11 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
     auto counts = [&](const ArmResult& arm) {
       return p.error.empty() ? std::to_string(arm.correct) + " of " + std::to_string(arm.tried) : std::string("–");
     };
-    t << "| " << p.name << " | " << status_text(p.reference) << " | " << (p.family.empty() ? "–" : p.family) << " | "
-      << (p.family.empty() ? "–" : counts(p.kernel)) << " | " << kernel_status(p) << " | "
-      << (kok ? fmt(p.kernel.retimed.speedup) + "x" : "–") << " | " << (kok ? vs_compile(p.kernel.retimed) : "–")
-      << " | " << counts(p.framework) << " | "
+    const bool kernels = !p.family.empty() || !p.generated.empty();
+    t << "| " << p.name << " | " << status_text(p.reference) << " | " << family_cell(p) << " | "
+      << (p.family.empty() ? "–" : p.family) << " | " << (kernels ? counts(p.kernel) : "–") << " | " << kernel_status(p)
+      << " | " << (kok ? fmt(p.kernel.retimed.speedup) + "x" : "–") << " | "
+      << (kok ? vs_compile(p.kernel.retimed) : "–") << " | " << counts(p.framework) << " | "
       << (rok                ? "ok"
           : p.framework.best ? status_text(p.framework.retimed) + " when re-evaluated"
           : p.error.empty()  ? "none correct"
@@ -413,8 +447,8 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
     return std::to_string(k) + " of " + std::to_string(n) + " problems (" + fmt(n ? 100.0 * k / n : 0, "%.0f") + " %)";
   };
   const bool compile_missing = kernels_ok + rewrites_ok > 0 && k_compile.n + r_compile.n == 0;
-  t << "\nGenerated kernels (template kernels wrapped as ModelNew; framework rewrites and the reference never count "
-       "here):\n"
+  t << "\nGenerated kernels (the family's generated kernels and template kernels wrapped as ModelNew; framework "
+       "rewrites and the reference never count here):\n"
     << "- correct: " << share(kernels_ok) << "\n"
     << "- fast_1 (the best kernel is correct and faster than eager): " << share(fast) << "\n"
     << "- geometric-mean speedup of the best kernels, over the problems with a correct one (" << kernels_ok
@@ -426,7 +460,8 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
     << "\nReference baseline (each problem's own Model): correct on " << share(references_ok) << "\n"
     << "\n"
     << measured_by(a) << "; per problem a greedy search of " << a.budget
-    << " evaluations with the offline operator (the module as written, framework rewrites, template kernels), then its "
+    << " evaluations with the offline operator (generated family kernels, template kernels, framework rewrites), then "
+       "its "
        "best "
        "kernel and best rewrite evaluated once more: the speedups shown are those fresh measurements; eager ms and "
        "compile ms "

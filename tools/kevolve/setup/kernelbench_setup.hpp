@@ -1,7 +1,9 @@
 // The offline operator of a KernelBench-format problem, for `kevolve run` and `kevolve suite --budget`:
-// framework rewrites of the problem's own module, plus, where the problem computes one operator of a family
-// with a core kernel template (found by backends/python/kevolve_py_match.py), that template's kernels for
-// the device wrapped as ModelNew (runtime/operators/kernelbench_operator.hpp).
+// framework rewrites of the problem's own module, plus, where the problem's traced graph belongs to a kernel
+// family (backends/python/kevolve_py_families.py), the kernels its generator writes at points of the family's
+// search space, plus, where the problem computes one operator of a family with a core kernel template (found by
+// backends/python/kevolve_py_match.py), that template's kernels for the device wrapped as ModelNew
+// (runtime/operators/kernelbench_operator.hpp).
 #pragma once
 #include <memory>
 #include <string>
@@ -14,8 +16,10 @@ namespace kevolve::cli {
 
 struct KernelBenchSetup {
   std::shared_ptr<KernelBenchOperator> op;
-  FamilyMatch match;  // family "" when none fits, or when kernels were not asked for
-  std::string note;   // one line for stderr: the family and its template, or why kernels are not proposed
+  FamilyMatch match;        // the template family: "" when none fits, or when kernels were not asked for
+  FamilyAnalysis families;  // the generated kernels' family: "" when none fits (reason says why), or not asked
+  std::string family_note;  // one line: "family X (reason)" or "no family: reason" ("" when not asked)
+  std::string note;         // for stderr: family_note, the template family, or why kernels are not proposed
 };
 
 // `problem`: a KernelBench-format spec (python::kernelbench_problem). `device`: cpu | cuda, the language of the
