@@ -4,12 +4,33 @@
 #include <cstring>
 #include <grp.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 namespace kevolve::process {
 
 bool enter_private_namespaces() { return unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0; }
+
+std::string private_filesystem() {
+  if (unshare(CLONE_NEWNS) != 0) return "";
+  std::string level, failed;
+  auto note = [&](bool ok, const char* what) {
+    std::string& to = ok ? level : failed;
+    to += (to.empty() ? "" : ", ") + std::string(what);
+  };
+  // Nothing mounted here propagates back to the evaluator's namespace.
+  note(mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "private mounts");
+  note(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") == 0, "private /tmp (64 MiB)");
+  note(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64m,mode=1777") == 0,
+       "private /dev/shm");
+  // A /proc of its own that hides every process of another user (hidepid=2): once nobody, the evaluator,
+  // the node and everything else run by root are invisible (their command lines and files included).
+  note(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") == 0,
+       "own /proc showing no other user's process");
+  note(mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0, "read-only root");
+  return level + (failed.empty() ? "" : " (not in force: " + failed + ")");
+}
 
 std::string become_nobody() {
   if (setgroups(0, nullptr) != 0) return std::string("setgroups: ") + std::strerror(errno);

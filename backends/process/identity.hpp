@@ -14,6 +14,13 @@ constexpr uid_t kNobody = 65534;
 // Empty network, IPC and host-name namespaces. True when the kernel allowed them.
 bool enter_private_namespaces();
 
+// A mount namespace of its own in which the root filesystem is read-only, /tmp and /dev/shm are private
+// size-limited tmpfs (the only writable places), and /proc hides the processes of other users. (No PID
+// namespace: as its first process the runner would ignore its own abort() and similar signals.) Needs
+// root (call before become_nobody). Returns what is in force, for the sandbox level ("" when nothing could
+// be done; each step that failed is named).
+std::string private_filesystem();
+
 // No supplementary groups, gid and uid nobody's, no capabilities left, no way to gain privileges again
 // (no_new_privs). "" on success, else what failed.
 std::string become_nobody();

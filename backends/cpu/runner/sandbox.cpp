@@ -60,10 +60,13 @@ std::string drop_identity(std::string& level) {
     // capabilities left): another uid's processes (the evaluator) cannot be read, traced, signalled,
     // reniced or re-pinned, and root's files cannot be written.
     const bool ns = process::enter_private_namespaces();
+    const std::string ns_error = ns ? "" : std::strerror(errno);
+    const std::string files = process::private_filesystem();
     if (auto e = process::become_nobody(); !e.empty()) return e;
     level = std::string("uid ") + std::to_string(kNobody) + " without capabilities" +
             (ns ? ", own network + IPC + UTS namespaces (no network)"
-                : ", shared network (unshare refused: " + std::string(std::strerror(errno)) + ")");
+                : ", shared network (unshare refused: " + ns_error + ")") +
+            (files.empty() ? ", shared filesystem (no mount namespace)" : ", " + files);
   } else if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0) {
     // Not root: a user namespace of its own in which it is "nobody" (mapped onto the evaluator's uid
     // outside) with no capabilities, and an empty network.

@@ -127,6 +127,30 @@ TEST_CASE("cheater: a runner that would read the evaluator's memory finds /proc/
   CHECK(open.status == EvalStatus::ok);
 }
 
+TEST_CASE("a runner sees no process of another user, and its root is read-only with a private /tmp",
+          "[cheaters][sandbox]") {
+  if (geteuid() != 0) {
+    kevolve::test::say_skipped("a mount namespace needs root (the runner uses a user namespace here)");
+    return;
+  }
+  const EvalResult r = eval_file(kSmall, "tests/backends/cpu/cheaters/sees_other_processes.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox);
+  if (r.sandbox.find("no mount namespace") != std::string::npos) {  // an unprivileged container: said, not hidden
+    kevolve::test::say_skipped("this machine refuses the runner a mount namespace (" + r.sandbox + ")");
+    return;
+  }
+  CHECK(r.status == EvalStatus::ok);  // it saw no other user's process, so it computed honestly
+  CHECK(r.sandbox.find("own /proc") != std::string::npos);
+  CHECK(r.sandbox.find("read-only root") != std::string::npos);
+  CHECK(r.sandbox.find("private /tmp") != std::string::npos);
+  EvalOptions off = quick_options();
+  off.detectors.set(Detector::isolation, false);
+  const EvalResult open = eval_file(kSmall, "tests/backends/cpu/cheaters/sees_other_processes.cpp", off);
+  INFO("sandbox off: " << status_name(open.status) << " " << open.message);
+  CHECK(open.status == EvalStatus::runtime_error);
+  CHECK(open.message.find("returned 8") != std::string::npos);
+}
+
 TEST_CASE("cheater: a runner clock patched through the GOT to run 3x slower is caught by impossible_time",
           "[cheaters][sandbox]") {
   check_case({"slowed_clock.cpp", kSmall, Detector::impossible_time});
