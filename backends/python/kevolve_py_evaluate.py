@@ -1,6 +1,7 @@
 """kevolve's Python interpreter, trusted side: one evaluation of a candidate against its problem.
 
-evaluate(a) runs the procedure: the static check, the problem and its reference, the shared region, the runner
+evaluate(a) runs the procedure: the static check, the problem and its reference, the tolerance rule (eager-relative
+with a float64 reference where it applies and fits, else fixed: kevolve_py_compare), the shared region, the runner
 (mapped, confined, loaded), the verification trials, the refill check, the timing passes with their checks, the
 torch.compile baseline; it returns the JSON result python_backend.cpp reads. The parts live beside it:
 kevolve_py_static (the syntax-tree check), kevolve_py_inputs (problem, seeded inputs, reference),
@@ -18,9 +19,9 @@ import time
 import torch
 
 import kevolve_py_runner as rt
-from kevolve_py_compare import (SAMPLES, STALE_SAMPLES, _Verdict, _num, bad_elements, compare, positions, sampled,
-                                stale)
-from kevolve_py_inputs import as_list, generate_inputs, load_module, reference, sync
+from kevolve_py_compare import (EAGER_RELATIVE, FIXED, SAMPLES, STALE_SAMPLES, Expected, _Verdict, _num, bad_elements,
+                                bad_expected, compare, expected_at, positions, sampled, stale, widen)
+from kevolve_py_inputs import WideReference, as_list, generate_inputs, load_module, reference, sync
 from kevolve_py_process import take_runner
 from kevolve_py_resources import GB, Phases, Reference, call_limit, describe_need, free_memory, plan_memory
 from kevolve_py_static import label_of, static_check
@@ -73,6 +74,16 @@ def _check_queued_work(probe, passes):
                    "slowed the reference's pass" % (passes, probe.BYTES >> 20, busy[0] / 1e6, busy[1] / 1e6,
                                                      "became idle %.3g s later" % waited if idle else
                                                      "was still busy %g s later" % IDLE_WAIT_S), "timing pass %d" % passes)
+
+
+def _tolerance(res, wide):
+    """Puts the tolerance rule in force in the result: eager-relative while the float64 reference is on, else fixed
+    and why (`tolerance_note`)."""
+    res["tolerance"] = EAGER_RELATIVE if wide.on else FIXED
+    if wide.on:
+        res.pop("tolerance_note", None)
+    else:
+        res["tolerance_note"] = wide.why
 
 
 def _ok(r, where):
@@ -188,10 +199,14 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
             raise _Verdict("harness_error", "harness", "input %d of get_inputs() is a %s: only tensors, numbers and strings "
                                                        "can be passed to the candidate" % (i, type(x).__name__))
     with ph("reference"):
-        reference(model, first)  # warm-up
+        warm = reference(model, first)  # warm-up (and, against the next call, whether eager is deterministic)
         sync(dev)
         measured = Reference(dev)
         first_exp = measured.measure(lambda: reference(model, first))
+    # Whether eager is deterministic (two calls on the same inputs agree), for the tolerance rule below.
+    deterministic = len(warm) == len(first_exp) and all(isinstance(w, torch.Tensor) and compare(w, e, a.atol, a.rtol, stats=False)[0]
+                                                        for w, e in zip(warm, first_exp) if isinstance(e, torch.Tensor))
+    warm = None
     ref_ns = measured.ns
     limit, why = call_limit(a.timeout, ref_ns / 1e9)  # one call of the candidate, at most
     res["limits"] = {"call_s": round(limit, 3), "reference_ms": ref_ns / 1e6}
@@ -218,6 +233,31 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         raise _Verdict("harness_error", "memory", "the problem does not fit: the evaluation needs %.3g GB more %s, %.3g GB free "
                        "(inputs %.3g GB and outputs %.3g GB per call; %s)" % (
                            (others + per_set) / GB, where, free / GB, in_bytes / GB, out_bytes / GB, describe_need(items, per_set, 1)))
+    # The tolerance rule: eager-relative where the float64 reference applies, fits beside the rest and eager is
+    # deterministic (a forward that draws random numbers would draw others in float64: an unbounded slack).
+    wide = WideReference(model, first, first_exp)
+    if getattr(a, "tolerance", "eager-relative") == "fixed":
+        wide.off("--tolerance fixed")
+    if wide.on and not deterministic:
+        wide.off("eager's outputs differ between two calls on the same inputs")
+    if wide.on:
+        out32 = sum(o.numel() * 4 for o in first_exp if o.dtype == torch.float32)
+        # the float64 model, its forward (the reference's working memory at twice the width; its outputs stay as
+        # the expected values' centre) and the slack beside them
+        wide_bytes = wide.model_bytes + 2 * ref_work + 2 * out32
+        if others + per_set + wide_bytes > free:
+            wide.off("the float64 reference does not fit: it needs %.3g GB more %s beside the evaluation's %.3g GB, %.3g GB free" % (
+                wide_bytes / GB, where, (others + per_set) / GB, free / GB))
+        else:
+            try:
+                wide.start()
+            except Exception as e:
+                wide.off("the model cannot be copied to float64: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:200] if str(e) else ""))
+            else:
+                items["float64 reference"] = wide_bytes
+                others += wide_bytes
+                res["memory"]["need_gb"] = (others + per_set) / GB
+    _tolerance(res, wide)
     wanted = max(a.sets, 2, -(-int(PASS_NS) // max(1, ref_ns)))  # enough sets for a pass of PASS_NS at the reference's speed
     nsets = count_sets(per_set, dev, wanted, reserve=others)
     res["memory"]["sets"] = nsets
@@ -246,6 +286,40 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     pick = random.SystemRandom()
     n_outputs = len(first_exp)
 
+    out_shapes = [(o.dtype, tuple(o.shape)) for o in first_exp]
+
+    def wide_outputs(inputs, where):
+        """The float64 reference's outputs on `inputs` (None under the fixed rule). Should it fail, or give other
+        outputs than eager's (count, shapes), the fixed rule holds from now on and the verdict says where."""
+        if not wide.on:
+            return None
+        try:
+            with ph("float64_reference"):
+                r = wide.outputs(inputs)
+            if len(r) != n_outputs:
+                raise ValueError("the float64 model gives %d outputs, eager %d" % (len(r), n_outputs))
+            for j, (w, (dtype, shape)) in enumerate(zip(r, out_shapes)):
+                if dtype == torch.float32 and not (isinstance(w, torch.Tensor) and w.is_floating_point() and tuple(w.shape) == shape):
+                    raise ValueError("its output %d is %s, eager's a float32 tensor of shape %s" % (
+                        j, "of shape %s, %s" % (tuple(w.shape), w.dtype) if isinstance(w, torch.Tensor) else "a " + type(w).__name__, shape))
+            return r
+        except Exception as e:
+            wide.off("the float64 reference failed (%s): %s: %s" % (where, type(e).__name__, str(e).splitlines()[0][:200] if str(e) else ""))
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+            _tolerance(res, wide)
+            return None
+
+    def expect(outs, inputs, where):
+        """Each output's Expected under the rule in force (the float64 reference computed here on `inputs`)."""
+        r = wide_outputs(inputs, where)
+        if r is None:
+            return [Expected(o) for o in outs]
+        with ph("float64_reference"):
+            exp = [widen(o, w) for o, w in zip(outs, r)]
+        res["eager_max_abs_err"] = max([res.get("eager_max_abs_err", 0.0)] + [x.eager_error() for x in exp])
+        return exp
+
     # Verification: fresh inputs for every trial, alternating between two sets.
     stale_at = [positions(o.numel(), STALE_SAMPLES, rng, dev) for o in first_exp]
     earlier, slowest = [], 0.0
@@ -255,8 +329,10 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         with ph("inputs"):
             xs = first if t == 0 else generate_inputs(problem, dev, trial_seed(t))
             sets.fill(k, xs, trial_seed(t))
+        exp = None  # the previous trial's (large outputs must not stay twice)
         with ph("reference"):
-            exp = first_exp if t == 0 else reference(model, sets.priv[k])
+            eager = first_exp if t == 0 else reference(model, sets.priv[k])
+        exp, eager = expect(eager, sets.priv[k], where), None
         sets.poison(k)
         sync(dev)
         t0 = time.perf_counter()
@@ -275,7 +351,7 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
             if on("fresh_data") and stale(got, exp, earlier, stale_at, a.atol, a.rtol):
                 raise _Verdict("rejected", "fresh_data", "output %d is the answer for an earlier trial's inputs: a stale result (%s)" % (i, where), where)
             raise _Verdict("incorrect", "mismatch", "output %d: %s (%s)" % (i, text, where), where)
-        earlier.append(sampled(exp, stale_at))
+        earlier.append(expected_at(exp, stale_at))
     first = first_exp = exp = None  # what is kept of the trials are samples (large outputs must not stay twice)
     if on("pointer_reuse"):
         # Set 0's very buffers, refilled with new data: a result cached by address or by tensor version shows.
@@ -284,6 +360,7 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
             sets.fill(0, generate_inputs(problem, dev, base_seed + 1000), base_seed + 1000)
         with ph("reference"):
             exp = reference(model, sets.priv[0])
+        exp = expect(exp, sets.priv[0], where)
         sets.poison(0)
         sync(dev)
         _ok(runner.ask({"op": "run", "set": 0, "values": sets.take_values()}, timeout=limit, why=why), where)
@@ -355,8 +432,17 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
             _check_queued_work(probe, passes)
         ns_ref, spans_ref = rt.timed_calls(model, [sets.priv[k] for k in range(n)], store_reference, dev, flush, clock, keep)
         for k in range(n) if on("timed_outputs") else ():
+            # Checked by the fixed rule first; where it refuses, by the eager-relative rule, with call k's float64
+            # reference computed then (on the pass's inputs, or, if the reference wrote into them, the same seed's).
+            r64 = None
             for j in range(n_outputs):
                 bad = bad_elements(got[k][j], ref_at[k][j], a.atol, a.rtol)
+                if bool(bad.any()) and wide.on and ref_at[k][j].dtype == torch.float32:
+                    if r64 is None:
+                        r64 = wide_outputs(sets.priv[k] if sets.mutated(k) is None else generate_inputs(problem, dev, timing_seed(passes, k)),
+                                           "timing pass %d, call %d" % (passes, k))
+                    if r64 is not None:
+                        bad = bad_expected(got[k][j], widen(ref_at[k][j], r64[j].reshape(-1).index_select(0, at[j])), a.atol, a.rtol)
                 if bool(bad.any()):
                     i = int(bad.nonzero()[0])
                     raise _Verdict("rejected", "timed_outputs", "a timed call gave wrong results while the verification calls were right "
@@ -365,6 +451,12 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
                                    "timing pass %d" % passes)
                 if k in whole:
                     ok, _, _, text = compare(got_whole[k][j], ref_whole[k][j], a.atol, a.rtol, stats=False)
+                    if not ok and wide.on and ref_whole[k][j].dtype == torch.float32:
+                        if r64 is None:
+                            r64 = wide_outputs(sets.priv[k] if sets.mutated(k) is None else generate_inputs(problem, dev, timing_seed(passes, k)),
+                                               "timing pass %d, call %d" % (passes, k))
+                        if r64 is not None:
+                            ok, _, _, text = compare(got_whole[k][j], widen(ref_whole[k][j], r64[j]), a.atol, a.rtol, stats=False)
                     if not ok:
                         raise _Verdict("rejected", "timed_outputs", "a timed call gave wrong results while the verification calls were "
                                        "right (timing pass %d, call %d, output %d: %s)" % (passes, k, j, text), "timing pass %d" % passes)
@@ -432,5 +524,6 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     else:
         res["compile"] = {"unavailable": "torch %s has no torch.compile" % torch.__version__}
     res["status"] = "ok"
-    res["message"] = "correct on %d trials; candidate %.4g ms vs eager %.4g ms (%.3gx)" % (
-        a.trials, res["candidate"]["median_ms"], res["reference"]["median_ms"], res["speedup"])
+    res["message"] = "correct on %d trials; candidate %.4g ms vs eager %.4g ms (%.3gx); tolerance: %s%s" % (
+        a.trials, res["candidate"]["median_ms"], res["reference"]["median_ms"], res["speedup"], res["tolerance"],
+        " (%s)" % res["tolerance_note"] if res.get("tolerance_note") else "")

@@ -8,7 +8,8 @@
 - Memory: before the region is made and the runner started, what the evaluation will hold at its peak is
   counted from the problem's real sizes and the reference's measured working memory, and compared with the
   free device memory (CUDA) or the available RAM (CPU); a problem that cannot fit ends as `harness_error`
-  with the figures ("needs 19.3 GB, 12.1 GB free").
+  with the figures ("needs 19.3 GB, 12.1 GB free"). The float64 reference of the eager-relative tolerance is
+  added to the plan by kevolve_py_evaluate only where it fits beside the rest (else the tolerance is fixed).
 """
 import os
 import time

@@ -568,3 +568,39 @@ TEST_CASE("the reference's torch.compile timing is kept per problem file, device
   CHECK(out.find("cache ok") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "a long float32 sum accumulated in float64 is correct under the eager-relative tolerance; a bfloat16 one is not",
+    "[python]") {
+  if (no_torch_python()) return;
+  const std::string problem = "tests/fixtures/kernelbench/long_sum.py";
+  const std::string honest = "tests/backends/python/honest/long_sum__float64_accumulate.py";
+  const std::string cheater = "tests/backends/python/cheaters/long_sum__bfloat16.py";
+  // Eager float32 is about 3e-3 off the exact sum (30x atol); the float64 sum is within half an ulp of it.
+  const EvalResult r = eval_py(problem, honest);
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
+  CHECK(r.status == EvalStatus::ok);
+  CHECK(r.message.find("tolerance: eager-relative (float64 reference)") != std::string::npos);
+  CHECK(r.max_abs_err < 1e-6);  // against the float64 reference
+  // The same candidate under the fixed rule (|got - eager| <= atol + rtol*|eager|): refused.
+  const std::string cmd =
+      python::torch_python() + " " + std::string(KEVOLVE_SOURCE_DIR) +
+      "/backends/python/kevolve_py_eval.py --json --problem " + test::source_path(problem) + " --candidate " +
+      test::source_path(honest) +
+      " --threads 2 --min-time 0.02 --min-reps 5 --max-reps 40 --timeout 5 --tolerance fixed 2>/dev/null";
+  const std::string out = test::shell(cmd).out;
+  INFO(out);
+  CHECK(out.find("\"status\": \"incorrect\"") != std::string::npos);
+  CHECK(out.find("\"tolerance\": \"fixed\"") != std::string::npos);
+  // bfloat16: the static check refuses it; with the static check off, the tolerance does (error ~26 vs eager's ~3e-3).
+  EvalOptions o = quick();
+  const EvalResult c = eval_py(problem, cheater, o);
+  CHECK(c.status == EvalStatus::rejected);
+  CHECK(c.reason == "precision");
+  o.detectors.set(Detector::isolation, false);
+  const EvalResult d = eval_py(problem, cheater, o);
+  INFO(d.message);
+  CHECK(d.status == EvalStatus::incorrect);
+  CHECK(d.reason == "mismatch");
+  CHECK(d.message.find("float64 reference") != std::string::npos);
+}
