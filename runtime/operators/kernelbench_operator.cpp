@@ -278,16 +278,16 @@ Expected<Offspring> KernelBenchOperator::within_generated(const Proposal& p, con
   using R = Expected<Offspring>;
   const FamilySpace& sp = generated_->space;
   auto taken = [&](const Params& q) { return g.has_params(labelled(q, "generated")); };
-  if (p.op == "seed") {
+  if (p.op == Operation::seed) {
     if (warm_generated_ && !taken(*warm_generated_)) return generate(*warm_generated_);
     if (auto s = unused_seed(g)) return generate(*s);
     return generate(generated_seeds().front());  // a seed the graph already holds: asked for, so given
   }
-  if (p.parents.empty()) return R::failure("'" + p.op + "' needs a parent");
+  if (p.parents.empty()) return R::failure("'" + std::string(operation_name(p.op)) + "' needs a parent");
   const NodeRecord* parent = g.find(p.parents[0]);
   if (!parent) return R::failure("unknown parent node " + std::to_string(p.parents[0]));
   const Params base = point_of(*parent);
-  if (p.op == "crossover" && p.parents.size() >= 2) {
+  if (p.op == Operation::crossover && p.parents.size() >= 2) {
     if (const NodeRecord* other = g.find(p.parents[1])) {
       const Params b = point_of(*other);
       std::bernoulli_distribution coin(0.5);
@@ -352,7 +352,7 @@ Expected<Offspring> KernelBenchOperator::within(size_t a, const Proposal& p, con
     auto o = arm.op->make(p, g, rng, ctx);
     if (!o) return o;
     o->params[kImpl] = arm.name;
-    if (g.has_params(o->params) && attempt < 8 && p.op != "seed") continue;
+    if (g.has_params(o->params) && attempt < 8 && p.op != Operation::seed) continue;
     if (arm.wrap) {
       auto wrapped = wrap_kernel_as_model_new(*arm.wrap, o->candidate.source, o->candidate.provenance);
       if (!wrapped) return Expected<Offspring>::failure(wrapped.error());
@@ -366,9 +366,11 @@ Expected<Offspring> KernelBenchOperator::within(size_t a, const Proposal& p, con
 
 Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng,
                                               const OperatorContext& ctx) {
-  if (p.op == "seed") return within(seed_arm_, p, g, rng, ctx);
-  if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
-  if (p.parents.empty()) return Expected<Offspring>::failure("'" + p.op + "' needs a parent");
+  if (p.op == Operation::seed) return within(seed_arm_, p, g, rng, ctx);
+  if (p.op == Operation::repair)
+    return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
+  if (p.parents.empty())
+    return Expected<Offspring>::failure("'" + std::string(operation_name(p.op)) + "' needs a parent");
   const NodeRecord* parent = g.find(p.parents[0]);
   if (!parent) return Expected<Offspring>::failure("unknown parent node " + std::to_string(p.parents[0]));
   const size_t from = arm_of(*parent);
@@ -401,13 +403,14 @@ Expected<Offspring> KernelBenchOperator::make(const Proposal& p, const SearchGra
       if (to == gen)
         if (auto s = unused_seed(g)) return generate(*s);
       if (const NodeRecord* base = best[to] ? best[to] : newest[to])
-        return within(to, {"mutate", {base->id}, p.island}, g, rng, ctx);
-      return within(to, {"seed", {}, p.island}, g, rng, ctx);
+        return within(to, {Operation::mutate, {base->id}, p.island}, g, rng, ctx);
+      return within(to, {Operation::seed, {}, p.island}, g, rng, ctx);
     }
   }
   Proposal q = p;
-  if (q.op == "crossover" && (q.parents.size() < 2 || !g.find(q.parents[1]) || arm_of(*g.find(q.parents[1])) != from))
-    q = {"mutate", {p.parents[0]}, p.island};  // parents of different arms do not cross
+  if (q.op == Operation::crossover &&
+      (q.parents.size() < 2 || !g.find(q.parents[1]) || arm_of(*g.find(q.parents[1])) != from))
+    q = {Operation::mutate, {p.parents[0]}, p.island};  // parents of different arms do not cross
   return within(from, q, g, rng, ctx);
 }
 

@@ -179,12 +179,12 @@ void describe_problem(mu::data& d, const ProblemSpec& spec, const std::string& b
 }
 
 // What this proposal asks for, by its operation.
-std::string task_text(const std::string& op, bool kernelbench) {
-  if (op == "seed" && kernelbench)
+std::string task_text(Operation op, bool kernelbench) {
+  if (op == Operation::seed && kernelbench)
     return "Write a first, simple and correct ModelNew whose computation runs in your own kernel.";
-  if (op == "seed") return "Write a first, simple and correct kernel for this problem.";
-  if (op == "repair") return "The kernel below failed. Fix it so that it is correct; keep it simple.";
-  if (op == "crossover")
+  if (op == Operation::seed) return "Write a first, simple and correct kernel for this problem.";
+  if (op == Operation::repair) return "The kernel below failed. Fix it so that it is correct; keep it simple.";
+  if (op == Operation::crossover)
     return "Combine the best ideas of the two kernels below into one kernel that is faster than both.";
   return "Make the kernel below faster while keeping it correct.";
 }
@@ -209,7 +209,7 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
     directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
     summary = diag.summary;
   }
-  if (p.op == "crossover" && ctx.parents.size() > 1 && p.parents.size() > 1) {
+  if (p.op == Operation::crossover && ctx.parents.size() > 1 && p.parents.size() > 1) {
     const NodeRecord* second = g.find(p.parents[1]);
     d.set("second_parent", mu::data::type::bool_true);
     d.set("second_id", std::to_string(p.parents[1]));
@@ -354,7 +354,7 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
     Offspring o;
     o.candidate.source = *code;
     o.candidate.language = kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp";
-    o.candidate.provenance = "llm " + model + " (" + p.op + patched + ")";
+    o.candidate.provenance = "llm " + model + " (" + operation_name(p.op) + patched + ")";
     o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;
     o.reply = transcript;  // the replies as received (a diff stays a diff; the source is the patched parent)

@@ -12,7 +12,7 @@ class NullOperator : public Operator {
   Expected<Offspring> make(const Proposal& p, const SearchGraph&, Rng& rng, const OperatorContext&) override {
     Offspring o;
     o.params["n"] = std::to_string(rng());
-    o.params["op"] = p.op;
+    o.params["op"] = operation_name(p.op);
     o.candidate.source = "// null candidate " + o.params["n"] + "\n";
     o.candidate.provenance = "null operator";
     return o;

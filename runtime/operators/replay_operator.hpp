@@ -28,7 +28,7 @@ class ReplayOperator : public Operator {
     const RecordedNode& r = recorded_[next_++];
     Offspring o;
     o.candidate.source = r.source;
-    o.candidate.provenance = "replay of node " + std::to_string(r.id) + " (" + p.op + ")";
+    o.candidate.provenance = "replay of node " + std::to_string(r.id) + " (" + operation_name(p.op) + ")";
     o.params["replay"] = std::to_string(r.id);
     o.prompt = r.prompt;
     o.reply = r.reply;

@@ -100,29 +100,31 @@ Expected<Offspring> TemplateOperator::finish(const Params& params, const std::st
 }
 
 Expected<Offspring> TemplateOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) {
-  if (p.op == "seed") {
+  if (p.op == Operation::seed) {
     if (warm_)
       return finish(warm_->params,
                     "warm start: the best kernel of search " + warm_->search + ", node " + std::to_string(warm_->node));
     return finish(t_.defaults(), "default parameters");
   }
-  if (p.op == "repair") return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
+  if (p.op == Operation::repair)
+    return Expected<Offspring>::failure("the template operator cannot repair failed kernels");
   std::vector<const NodeRecord*> parents;
   for (auto id : p.parents) {
     const NodeRecord* n = g.find(id);
     if (!n) return Expected<Offspring>::failure("unknown parent node " + std::to_string(id));
     parents.push_back(n);
   }
-  if (parents.empty()) return Expected<Offspring>::failure("'" + p.op + "' needs a parent");
+  if (parents.empty())
+    return Expected<Offspring>::failure("'" + std::string(operation_name(p.op)) + "' needs a parent");
   for (int attempt = 0; attempt < 64; ++attempt) {
-    Params child = p.op == "crossover" && parents.size() == 2
+    Params child = p.op == Operation::crossover && parents.size() == 2
                        ? (attempt < 8 ? crossover(parents[0]->params, parents[1]->params, rng)
                                       : mutate(crossover(parents[0]->params, parents[1]->params, rng), rng))
                    : directed_ && attempt < 16
                        ? directed_mutate(parents[0]->params, diagnose(*parents[0], spec_, "", t_.backend).summary, rng)
                        : mutate(parents[0]->params, rng);
     if (!t_.violated(child).empty() || g.has_params(child)) continue;
-    return finish(child, p.op + " of node " + std::to_string(parents[0]->id) +
+    return finish(child, std::string(operation_name(p.op)) + " of node " + std::to_string(parents[0]->id) +
                              (parents.size() > 1 ? " and " + std::to_string(parents[1]->id) : ""));
   }
   return Expected<Offspring>::failure("no new parameter set near node " + std::to_string(parents[0]->id));

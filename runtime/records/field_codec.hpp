@@ -1,5 +1,5 @@
-// Bytes from a record's field list (fields.hpp), the same for every record: strings and containers with
-// a u32 count, enums, bools and 32-bit integers as u32, 64-bit integers as i64, doubles as f64, nested
+// Bytes from a record's field list (fields.hpp), the same for every record: strings (and operations, by
+// name) and containers with a u32 count, enums, bools and 32-bit integers as u32, 64-bit integers as i64, doubles as f64, nested
 // records field by field. This is the layout the store has always written for nodes and searches.
 #pragma once
 #include <cstdint>
@@ -27,6 +27,8 @@ template <class T>
 void put(wire::Writer& w, const T& x) {
   if constexpr (HasFields<T>) {
     fields(x, [&](const auto&... m) { (put(w, m), ...); });
+  } else if constexpr (std::is_same_v<T, Operation>) {  // by name, as the store has always kept it
+    w.str(operation_name(x));
   } else if constexpr (std::is_same_v<T, std::string>) {
     w.str(x);
   } else if constexpr (std::is_same_v<T, double>) {
@@ -51,6 +53,10 @@ template <class T>
 void get(wire::Reader& r, T& x) {
   if constexpr (HasFields<T>) {
     fields(x, [&](auto&... m) { (get(r, m), ...); });
+  } else if constexpr (std::is_same_v<T, Operation>) {
+    auto op = parse_operation(r.str());
+    if (!op) throw wire::DecodeError("unknown operation");
+    x = *op;
   } else if constexpr (std::is_same_v<T, std::string>) {
     x = r.str();
   } else if constexpr (std::is_same_v<T, double>) {

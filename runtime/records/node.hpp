@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/records/evaluation.hpp"
+#include "runtime/records/operation.hpp"
 
 namespace kevolve {
 
@@ -19,7 +20,7 @@ using Params = std::map<std::string, std::string>;  // template parameter -> val
 struct NodeRecord {
   uint64_t id = 0;                // 1, 2, 3 ... in creation order within the search
   std::vector<uint64_t> parents;  // none (seed), one (mutate / repair), two (crossover)
-  std::string op = "seed";        // seed | mutate | crossover | repair | migrate
+  Operation op = Operation::seed;
   Params params;
   int32_t island = 0;  // evolutionary strategy's island
   NodeState state = NodeState::proposed;

@@ -34,7 +34,7 @@ const NodeRecord* EvolutionaryStrategy::select(const std::vector<const NodeRecor
 }
 
 std::vector<Proposal> EvolutionaryStrategy::propose(const SearchGraph& g, size_t n, Rng& rng) {
-  if (g.size() == 0) return {{"seed", {}, 0}};
+  if (g.size() == 0) return {{Operation::seed, {}, 0}};
   auto overall = g.best();
   if (!overall) return g.in_flight() ? std::vector<Proposal>{} : repair_proposals(g, c_, n);
   std::vector<Proposal> out;
@@ -43,7 +43,7 @@ std::vector<Proposal> EvolutionaryStrategy::propose(const SearchGraph& g, size_t
     const int32_t island = static_cast<int32_t>((g.size() + k) % static_cast<size_t>(c_.islands));
     auto pop = population(g, island);
     if (pop.empty()) {  // a new island starts from the best node found so far
-      out.push_back({"migrate", {*overall}, island});
+      out.push_back({Operation::migrate, {*overall}, island});
       continue;
     }
     size_t born = 0;
@@ -54,7 +54,7 @@ std::vector<Proposal> EvolutionaryStrategy::propose(const SearchGraph& g, size_t
         born % static_cast<size_t>(c_.population) == 0) {
       auto theirs = population(g, neighbour);
       if (!theirs.empty() && theirs.front()->fitness > pop.front()->fitness) {
-        out.push_back({"migrate", {theirs.front()->id}, island});
+        out.push_back({Operation::migrate, {theirs.front()->id}, island});
         continue;
       }
     }
@@ -63,11 +63,11 @@ std::vector<Proposal> EvolutionaryStrategy::propose(const SearchGraph& g, size_t
       const NodeRecord* b = select(pop, rng);
       for (int tries = 0; b == a && tries < 4; ++tries) b = select(pop, rng);
       if (b != a) {
-        out.push_back({"crossover", {a->id, b->id}, island});
+        out.push_back({Operation::crossover, {a->id, b->id}, island});
         continue;
       }
     }
-    out.push_back({"mutate", {a->id}, island});
+    out.push_back({Operation::mutate, {a->id}, island});
   }
   return out;
 }

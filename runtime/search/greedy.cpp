@@ -13,7 +13,7 @@ void GreedyStrategy::observe(const SearchGraph& g, const NodeRecord& node) {
 }
 
 std::vector<Proposal> GreedyStrategy::propose(const SearchGraph& g, size_t n, Rng&) {
-  if (g.size() == 0) return {{"seed", {}, 0}};
+  if (g.size() == 0) return {{Operation::seed, {}, 0}};
   std::vector<Proposal> out;
   for (auto it = open_.begin(); it != open_.end() && out.size() < n;) {
     const uint64_t id = it->second;
@@ -25,7 +25,7 @@ std::vector<Proposal> GreedyStrategy::propose(const SearchGraph& g, size_t n, Rn
     // Children still at the operator are not in the graph yet, so a node may get a few more than
     // max_children when proposals overlap; the cap is approximate by that much.
     for (size_t k = used; k < static_cast<size_t>(c_.max_children) && out.size() < n; ++k)
-      out.push_back({"mutate", {id}, 0});
+      out.push_back({Operation::mutate, {id}, 0});
     ++it;
   }
   if (out.empty() && g.best() == std::nullopt) return repair_proposals(g, c_, n);

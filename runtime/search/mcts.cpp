@@ -23,7 +23,7 @@ void MctsStrategy::backpropagate(const SearchGraph& g, uint64_t id, double rewar
 }
 
 std::vector<Proposal> MctsStrategy::propose(const SearchGraph& g, size_t n, Rng&) {
-  if (g.size() == 0) return {{"seed", {}, 0}};
+  if (g.size() == 0) return {{Operation::seed, {}, 0}};
   auto roots = g.roots();
   const NodeRecord* root = g.find(roots.front());
   if (!root->scored()) return {};
@@ -58,7 +58,7 @@ std::vector<Proposal> MctsStrategy::propose(const SearchGraph& g, size_t n, Rng&
       if (!pick) break;
       v = pick;
     }
-    out.push_back({"mutate", {v->id}, 0});
+    out.push_back({Operation::mutate, {v->id}, 0});
     pending[v->id] += 1;
   }
   return out;

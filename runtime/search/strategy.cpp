@@ -51,8 +51,8 @@ std::vector<Proposal> repair_proposals(const SearchGraph& g, const StrategyConfi
     if (out.size() >= n) break;
     if (!node.scored() || node.correct()) continue;
     int repairs = 0;
-    for (auto child : g.children(id)) repairs += g.find(child)->op == "repair";
-    if (repairs < c.max_repairs) out.push_back({"repair", {id}, node.island});
+    for (auto child : g.children(id)) repairs += g.find(child)->op == Operation::repair;
+    if (repairs < c.max_repairs) out.push_back({Operation::repair, {id}, node.island});
   }
   return out;
 }

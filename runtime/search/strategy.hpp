@@ -24,7 +24,7 @@ std::string save_rng(const Rng& r);
 bool load_rng(Rng& r, const std::string& state);
 
 struct Proposal {
-  std::string op;  // seed | mutate | crossover | repair | migrate
+  Operation op = Operation::seed;
   std::vector<uint64_t> parents;
   int32_t island = 0;
 };

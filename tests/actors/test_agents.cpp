@@ -64,7 +64,7 @@ TEST_CASE(
   g.upsert(parent);
   OperatorContext ctx;
   ctx.parents.push_back({1, "// parent source", "output 'y' has NaN at [3, 5]"});
-  const Proposal repair{"repair", {1}, 0};
+  const Proposal repair{Operation::repair, {1}, 0};
   const KbQuery q = op.knowledge_query(repair, g, ctx);
   CHECK(q.hardware == "x86-avx2");
   CHECK(q.problem == spec->name);
@@ -106,13 +106,13 @@ TEST_CASE("for the CUDA backend the LLM operator asks for kernel-only CUDA and h
   LlmOperator op(
       LlmOperatorSetup{*client, *prompts, *spec, "F.gelu(x)", "nvidia-hopper", "warp_size = 32", nullptr, 1, "cuda"});
   SearchGraph g;
-  const auto [system, user] = op.prompts(Proposal{"seed", {}, 0}, g, OperatorContext{});
+  const auto [system, user] = op.prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{});
   CHECK(system.find("kv_cuda_args") != std::string::npos);
   CHECK(system.find("// @kevolve grid") != std::string::npos);
   CHECK(system.find("g++") == std::string::npos);       // not the CPU rules
   CHECK(user.find("N=67108864") != std::string::npos);  // the GPU benchmark size, not the CPU one
   Rng rng(1);
-  auto child = op.make(Proposal{"seed", {}, 0}, g, rng, OperatorContext{});
+  auto child = op.make(Proposal{Operation::seed, {}, 0}, g, rng, OperatorContext{});
   REQUIRE(child);
   CHECK(child->candidate.language == "cuda");
   CHECK(child->candidate.source.find("// @kevolve kernel gelu_k") != std::string::npos);

@@ -282,7 +282,7 @@ TEST_CASE("the context memory keeps lessons across searches and a new search sta
   REQUIRE(store);
   auto nodes = (*store)->nodes("second");
   REQUIRE(!nodes.empty());
-  CHECK(nodes.front().op == "seed");
+  CHECK(nodes.front().op == Operation::seed);
   CHECK(nodes.front().params == best_params);  // the seed is the first search's best kernel, not the naive default
   auto l =
       decode_lessons(*(*store)->artifact(lessons_search(lessons_key(spec->name, "cpu", "x86-avx2")), 0, "lessons"));

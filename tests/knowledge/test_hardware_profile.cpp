@@ -43,7 +43,7 @@ TEST_CASE("dropping a hardware folder constrains templates and prompts for that 
   g.upsert(seed);
   int made = 0;
   for (uint64_t id = 2; id < 80; ++id) {
-    auto c = op.make({"mutate", {static_cast<uint64_t>(1 + rng() % g.size())}, 0}, g, rng);
+    auto c = op.make({Operation::mutate, {static_cast<uint64_t>(1 + rng() % g.size())}, 0}, g, rng);
     if (!c) continue;
     ++made;
     CHECK(std::stoi(c->params.at("vec")) * 4 <= 16);
@@ -66,7 +66,7 @@ TEST_CASE("dropping a hardware folder constrains templates and prompts for that 
   auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/rmsnorm_fwd/problem.toml");
   REQUIRE(spec);
   LlmOperator llm_op(LlmOperatorSetup{*client, *prompts, *spec, "rmsnorm", "tiny-vector-chip", hw->text, nullptr, 1});
-  auto [system, user] = llm_op.prompts({"seed", {}, 0}, SearchGraph{}, {});
+  auto [system, user] = llm_op.prompts({Operation::seed, {}, 0}, SearchGraph{}, {});
   CHECK(system.find("tiny-vector-chip") != std::string::npos);
   CHECK(user.find("vector_width_bytes = 16") != std::string::npos);
   CHECK(user.find("128-bit SIMD only") != std::string::npos);

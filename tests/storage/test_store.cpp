@@ -25,7 +25,7 @@ NodeRecord node(uint64_t id, double fitness) {
   NodeRecord n;
   n.id = id;
   n.parents = id > 1 ? std::vector<uint64_t>{1} : std::vector<uint64_t>{};
-  n.op = id > 1 ? "mutate" : "seed";
+  n.op = id > 1 ? Operation::mutate : Operation::seed;
   n.params = {{"vec", std::to_string(id)}};
   n.state = NodeState::scored;
   n.status = fitness > 0 ? EvalStatus::ok : EvalStatus::incorrect;
@@ -138,7 +138,7 @@ std::string old_layout_node(const NodeRecord& n, bool with_device_class) {
   w.i64(static_cast<int64_t>(n.id));
   w.u32(static_cast<uint32_t>(n.parents.size()));
   for (auto p : n.parents) w.i64(static_cast<int64_t>(p));
-  w.str(n.op);
+  w.str(operation_name(n.op));  // stored by name
   w.u32(static_cast<uint32_t>(n.params.size()));
   for (auto& [k, v] : n.params) {
     w.str(k);
@@ -190,6 +190,12 @@ TEST_CASE("records stored in the earlier layout still decode, and new ones are w
   const std::string full = old_layout_node(n, false);
   CHECK_FALSE(decode_node(full.substr(0, full.size() - 8), back));
   CHECK_FALSE(decode_node(full + "x", back));
+  // Operations are stored by name: a name that is no operation is not a node.
+  std::string unknown_op = full;
+  const size_t at = unknown_op.find("mutate");
+  REQUIRE(at != std::string::npos);
+  unknown_op.replace(at, 6, "mutant");
+  CHECK_FALSE(decode_node(unknown_op, back));
 
   SearchRecord s;
   s.id = "s1";

@@ -52,7 +52,7 @@ TEST_CASE("console commands answer from the store and the live view", "[cluster]
     NodeRecord n;
     n.id = i;
     if (i > 1) n.parents = {1};
-    n.op = i == 1 ? "seed" : "mutate";
+    n.op = i == 1 ? Operation::seed : Operation::mutate;
     n.state = i == 4 ? NodeState::proposed : NodeState::scored;
     n.status = i == 3 ? EvalStatus::incorrect : EvalStatus::ok;
     n.fitness = i == 3 ? 0 : static_cast<double>(i);

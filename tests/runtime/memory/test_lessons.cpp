@@ -70,14 +70,14 @@ TEST_CASE("a template operator warm-starts from the best earlier kernel that is 
   CHECK(how.find("search old, node 3, 2.00x") != std::string::npos);
   SearchGraph g;
   Rng rng(1);
-  auto seed = op.make(Proposal{"seed", {}, 0}, g, rng);
+  auto seed = op.make(Proposal{Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   CHECK(seed->params == good);
   CHECK(seed->candidate.provenance.find("warm start") != std::string::npos);
 
   TemplateOperator cold(*t);
   CHECK(cold.warm_start(Lessons{}).empty());
-  auto plain = cold.make(Proposal{"seed", {}, 0}, g, rng);
+  auto plain = cold.make(Proposal{Operation::seed, {}, 0}, g, rng);
   REQUIRE(plain);
   CHECK(plain->params == t->defaults());
 }

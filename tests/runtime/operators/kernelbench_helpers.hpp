@@ -13,7 +13,7 @@ namespace kevolve::test {
 inline std::pair<Offspring, Offspring> seed_and_child(KernelBenchOperator& op) {
   SearchGraph g;
   Rng rng(7);
-  auto seed = op.make({"seed", {}, 0}, g, rng);
+  auto seed = op.make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   NodeRecord n;
   n.id = 1;
@@ -22,7 +22,7 @@ inline std::pair<Offspring, Offspring> seed_and_child(KernelBenchOperator& op) {
   n.status = EvalStatus::ok;
   n.fitness = 1;
   g.upsert(n);
-  auto child = op.make({"mutate", {1}, 0}, g, rng);
+  auto child = op.make({Operation::mutate, {1}, 0}, g, rng);
   REQUIRE(child);
   return {*seed, *child};
 }

@@ -195,7 +195,7 @@ TEST_CASE(
     g.upsert(n);
     return n.id;
   };
-  auto seed = setup->op->make({"seed", {}, 0}, g, rng);
+  auto seed = setup->op->make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   CHECK(seed->params.at("impl") == "generated");
   CHECK(point(seed->params) == space.defaults);
@@ -208,7 +208,7 @@ TEST_CASE(
   // that child is a mutation of the seed.
   std::optional<Offspring> mutated;
   for (int i = 0; i < 24 && !mutated; ++i) {
-    auto child = setup->op->make({"mutate", {seed_id}, 0}, g, rng);
+    auto child = setup->op->make({Operation::mutate, {seed_id}, 0}, g, rng);
     REQUIRE(child);
     if (child->params.at("impl") == "generated")
       mutated = *child;
@@ -309,7 +309,7 @@ TEST_CASE("the KernelBench operator explores both arms, labels every child by it
   KernelBenchOperator op = softmax_operator();
   SearchGraph g;
   Rng rng(11);
-  auto seed = op.make({"seed", {}, 0}, g, rng);
+  auto seed = op.make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   std::vector<NodeRecord> nodes;
   auto add = [&](const Offspring& o, std::vector<uint64_t> parents) {
@@ -328,7 +328,8 @@ TEST_CASE("the KernelBench operator explores both arms, labels every child by it
   for (int i = 0; i < 40; ++i) {
     const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng),
                    b = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
-    auto child = op.make(i % 3 == 0 ? Proposal{"crossover", {a, b}, 0} : Proposal{"mutate", {a}, 0}, g, rng);
+    auto child =
+        op.make(i % 3 == 0 ? Proposal{Operation::crossover, {a, b}, 0} : Proposal{Operation::mutate, {a}, 0}, g, rng);
     if (!child) continue;  // the rewrite space is small: a neighbourhood can run out
     const std::string impl = child->params.at("impl");
     ++arms[impl];
@@ -362,7 +363,7 @@ TEST_CASE("the KernelBench operator warm-starts from the best earlier node of ei
   CHECK(how.find("(kernel)") != std::string::npos);
   SearchGraph g;
   Rng rng(1);
-  auto seed = op.make({"seed", {}, 0}, g, rng);
+  auto seed = op.make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   CHECK(seed->params == e.params);
   CHECK(seed->candidate.source.find("threads=2 vec=8 exp=poly acc=float pass=store") != std::string::npos);
@@ -406,7 +407,7 @@ TEST_CASE(
   CHECK(seeds[2] == Params{{"a", "2"}, {"b", "y"}, {"c", "0"}});
   SearchGraph g;
   Rng rng(5);
-  auto seed = op.make({"seed", {}, 0}, g, rng);
+  auto seed = op.make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   CHECK(seed->params == Params{{"impl", "generated"}, {"a", "2"}, {"b", "x"}, {"c", "0"}});
   CHECK(seed->candidate.provenance == "generated kernel (family pointwise, params a=2 b=x c=0)");
@@ -429,7 +430,7 @@ TEST_CASE(
   for (int i = 0; i < 100; ++i) {
     const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
     const NodeRecord* parent = g.find(a);
-    auto child = op.make({"mutate", {a}, 0}, g, rng);
+    auto child = op.make({Operation::mutate, {a}, 0}, g, rng);
     if (!child) {
       if (child.error().find("ValueError") == std::string::npos) continue;  // the rewrites' small space ran out
       // The generator's error names the family and the point. The point goes into the graph (as a node that
@@ -505,7 +506,7 @@ TEST_CASE("the generated arm warm-starts from an earlier generated kernel whose 
   CHECK(how.find("(generated)") != std::string::npos);
   SearchGraph g;
   Rng rng(1);
-  auto seed = op.make({"seed", {}, 0}, g, rng);
+  auto seed = op.make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   CHECK(seed->params == e.params);
 }

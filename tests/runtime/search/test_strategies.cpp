@@ -86,7 +86,7 @@ Run run(StrategyConfig sc, uint64_t seed, TerminationConfig tc, size_t batch = 3
       (*strategy)->observe(r.graph, n);
       since_best = n.fitness > best ? 0 : since_best + 1;
       best = std::max(best, n.fitness);
-      std::string t = n.op + ":";
+      std::string t = std::string(operation_name(n.op)) + ":";
       for (auto p : n.parents) t += std::to_string(p) + ",";
       for (auto& [k, v] : n.params) t += k + "=" + v + ";";
       r.trace.push_back(t);
@@ -135,7 +135,7 @@ TEST_CASE("greedy expands the best node first", "[strategy]") {
   // the lower id).
   size_t checked = 0;
   for (auto& [id, n] : r.graph.nodes()) {
-    if (n.parents.empty() || n.op != "mutate") continue;
+    if (n.parents.empty() || n.op != Operation::mutate) continue;
     uint64_t expected = 0;
     double best = -1;
     for (auto& [j, m] : r.graph.nodes()) {
@@ -203,7 +203,7 @@ TEST_CASE("mcts picks the parents a hand-computed UCT picks, with virtual visits
   Rng rng(1);
   auto props = m.propose(g, 2, rng);
   REQUIRE(props.size() == 2);
-  CHECK(props[0].op == "mutate");
+  CHECK(props[0].op == Operation::mutate);
   CHECK(props[0].parents == std::vector<uint64_t>{2});
   CHECK(props[1].parents == std::vector<uint64_t>{3});
 }
@@ -238,11 +238,11 @@ TEST_CASE("evolutionary search uses islands, crossover and migration", "[strateg
   int crossovers = 0, migrations = 0;
   for (auto& [id, n] : r.graph.nodes()) {
     islands.insert(n.island);
-    if (n.op == "crossover") {
+    if (n.op == Operation::crossover) {
       ++crossovers;
       CHECK(n.parents.size() == 2);
     }
-    if (n.op == "migrate") {
+    if (n.op == Operation::migrate) {
       ++migrations;
       CHECK(r.graph.find(n.parents[0])->island != n.island);
     }
@@ -290,7 +290,7 @@ TEST_CASE("the template operator respects constraints and never repeats a parame
   TemplateOperator op(synthetic());
   Rng rng(4);
   SearchGraph g;
-  auto seed = op.make({"seed", {}, 0}, g, rng);
+  auto seed = op.make({Operation::seed, {}, 0}, g, rng);
   REQUIRE(seed);
   NodeRecord n;
   n.id = 1;
@@ -302,7 +302,7 @@ TEST_CASE("the template operator respects constraints and never repeats a parame
   std::set<std::string> seen{seed->params.at("a") + "," + seed->params.at("b") + "," + seed->params.at("v")};
   int made = 0;
   for (uint64_t id = 2; id < 60; ++id) {
-    auto c = op.make({"mutate", {1}, 0}, g, rng);
+    auto c = op.make({Operation::mutate, {1}, 0}, g, rng);
     if (!c) break;
     ++made;
     // The constraint, checked by hand: a + b <= 16.

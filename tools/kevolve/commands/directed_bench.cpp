@@ -93,7 +93,7 @@ int64_t replay(const KernelTemplate& t, const ProblemSpec& spec, bool directed,
       NodeRecord skip;
       skip.id = next++;
       skip.parents = props[0].parents;
-      skip.op = "skipped";
+      skip.op = props[0].op;  // the proposal it stands for; its params say it was skipped
       skip.params = {{"skipped", std::to_string(skip.id)}};
       skip.state = NodeState::scored;
       skip.status = EvalStatus::harness_error;

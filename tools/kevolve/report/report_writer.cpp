@@ -81,7 +81,8 @@ std::string html(const std::string& title, const SearchGraph& g, const std::stri
     for (auto p : n.parents)
       if (pos.count(p))
         t << "<line x1='" << pos[p].first << "' y1='" << pos[p].second << "' x2='" << pos[id].first << "' y2='"
-          << pos[id].second << "' stroke='" << (n.op == "crossover" ? "#1565c0" : "#999") << "' stroke-width='1'/>";
+          << pos[id].second << "' stroke='" << (n.op == Operation::crossover ? "#1565c0" : "#999")
+          << "' stroke-width='1'/>";
   const auto best = g.best();
   for (auto& [id, n] : g.nodes()) {
     std::ostringstream tip;
