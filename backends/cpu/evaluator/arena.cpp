@@ -9,17 +9,17 @@
 
 namespace kevolve::cpu {
 
-Expected<bool> Arena::create(Arena& a, int64_t reserve_bytes) {
+Status Arena::create(Arena& a, int64_t reserve_bytes) {
   a.fd_ = memfd_create("kevolve-arena", 0);
-  if (a.fd_ < 0) return Expected<bool>::failure(std::string("memfd_create: ") + std::strerror(errno));
+  if (a.fd_ < 0) return Status::failure(Errc::unavailable, std::string("memfd_create: ") + std::strerror(errno));
   if (ftruncate(a.fd_, reserve_bytes) != 0)
-    return Expected<bool>::failure(std::string("ftruncate: ") + std::strerror(errno));
+    return Status::failure(Errc::unavailable, std::string("ftruncate: ") + std::strerror(errno));
   void* p =
       mmap(nullptr, static_cast<size_t>(reserve_bytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, a.fd_, 0);
-  if (p == MAP_FAILED) return Expected<bool>::failure(std::string("mmap arena: ") + std::strerror(errno));
+  if (p == MAP_FAILED) return Status::failure(Errc::unavailable, std::string("mmap arena: ") + std::strerror(errno));
   a.base_ = static_cast<char*>(p);
   a.size_ = reserve_bytes;
-  return true;
+  return Status::success();
 }
 
 Arena::~Arena() {

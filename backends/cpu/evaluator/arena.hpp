@@ -12,7 +12,7 @@ namespace kevolve::cpu {
 class Arena {
  public:
   // Reserves `reserve_bytes` of address space (pages are only allocated when touched).
-  static Expected<bool> create(Arena& a, int64_t reserve_bytes);
+  static Status create(Arena& a, int64_t reserve_bytes);
   Arena() = default;
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;

@@ -72,7 +72,7 @@ class Evaluation {
     }
     if (opt_.trials < 5)
       return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
-    if (auto a = Arena::create(arena_, int64_t(1) << 40); !a) return harness_error("shared memory: " + a.error());
+    if (auto a = Arena::create(arena_, int64_t(1) << 40); !a) return harness_error("shared memory: " + a.message);
 
     RunnerConfig rc{runner_path_,         q_.artifact,      q_.entry.empty() ? spec_.entry : q_.entry,
                     arena_.fd(),          arena_.size(),    threads_,

@@ -8,21 +8,22 @@ DeviceArena::~DeviceArena() {
   if (base_) cudaFree(base_);
 }
 
-Expected<bool> DeviceArena::create(int64_t bytes) {
+Status DeviceArena::create(int64_t bytes) {
   void* p = nullptr;
   if (cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes)); e != cudaSuccess)
-    return Expected<bool>::failure("cannot allocate a " + std::to_string(bytes >> 20) + " MiB device arena: " +
-                                   cudaGetErrorString(e) + " (KEVOLVE_CUDA_ARENA_MB sets its size)");
+    return Status::failure(Errc::unavailable, "cannot allocate a " + std::to_string(bytes >> 20) +
+                                                  " MiB device arena: " + cudaGetErrorString(e) +
+                                                  " (KEVOLVE_CUDA_ARENA_MB sets its size)");
   cudaIpcMemHandle_t h;
   if (cudaError_t e = cudaIpcGetMemHandle(&h, p); e != cudaSuccess) {
     cudaFree(p);
-    return Expected<bool>::failure(std::string("CUDA IPC is not available here: ") + cudaGetErrorString(e));
+    return Status::failure(Errc::unavailable, std::string("CUDA IPC is not available here: ") + cudaGetErrorString(e));
   }
   base_ = static_cast<char*>(p);
   size_ = bytes;
   handle_.assign(reinterpret_cast<const char*>(&h), sizeof h);
   free_ = {{0, bytes}};
-  return true;
+  return Status::success();
 }
 
 int64_t DeviceArena::allocate(int64_t bytes) {

@@ -17,7 +17,7 @@ class DeviceArena {
   ~DeviceArena();
 
   // Allocates `bytes` of device memory and its IPC handle; an error names the CUDA failure.
-  Expected<bool> create(int64_t bytes);
+  Status create(int64_t bytes);
   // A 256-byte-aligned range; -1 when no free range is large enough.
   int64_t allocate(int64_t bytes);
   void release(int64_t offset);

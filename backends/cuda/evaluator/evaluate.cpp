@@ -121,7 +121,7 @@ class Evaluation {
       return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
     if (arena().size() == 0) {
       const char* mb = std::getenv("KEVOLVE_CUDA_ARENA_MB");
-      if (auto a = arena().create((mb ? std::atoll(mb) : 32768) << 20); !a) return harness_error(a.error());
+      if (auto a = arena().create((mb ? std::atoll(mb) : 32768) << 20); !a) return harness_error(a.message);
     }
     Setup s;
     s.ipc_handle = arena().ipc_handle();
