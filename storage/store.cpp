@@ -34,6 +34,16 @@ std::string node_key(const std::string& search, uint64_t id) {
   return k;
 }
 
+// A key for people: search id, then the node id when the key has one.
+std::string printable(const std::string& key) {
+  const size_t zero = key.find('\0');
+  if (zero == std::string::npos) return "'" + key + "'";
+  uint64_t id = 0;
+  for (size_t i = zero + 1; i < key.size() && i < zero + 9; ++i) id = (id << 8) | static_cast<uint8_t>(key[i]);
+  return "'" + key.substr(0, zero) + "' node " + std::to_string(id) +
+         (key.size() > zero + 9 ? " " + key.substr(zero + 9) : "");
+}
+
 // The node id of a key made by node_key, its id starting at `at`.
 uint64_t node_id_of(const std::string& key, size_t at) {
   uint64_t id = 0;
@@ -146,6 +156,42 @@ class RocksStore : public Store {
     if (!st.ok())
       return Expected<std::string>::failure(Errc::io, kind + " of node " + std::to_string(node) + ": " + st.ToString());
     return v;
+  }
+
+  StoreCheck verify() override {
+    StoreCheck c;
+    if (auto st = db_->VerifyChecksum(); !st.ok()) c.problems.push_back("table checksums: " + st.ToString());
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = true;
+    const char* kinds[] = {"", "search", "node", "artifact"};
+    for (size_t f = 1; f <= 3; ++f) {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(f)));
+      int64_t bad = 0;
+      std::string first_bad;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        const std::string key = it->key().ToString(), value = it->value().ToString();
+        bool ok = true;
+        if (f == 1) {
+          SearchRecord r;
+          ok = decode_search(value, r);
+          ++c.searches;
+        } else if (f == 2) {
+          NodeRecord n;
+          ok = decode_node(value, n);
+          ++c.nodes;
+        } else {
+          ++c.artifacts;
+        }
+        if (!ok && bad++ == 0) first_bad = printable(key);
+      }
+      if (bad > 0)
+        c.problems.push_back(std::to_string(bad) + " " + kinds[f] + " record(s) cannot be decoded (the first: key " +
+                             first_bad + ")");
+      if (!it->status().ok())
+        c.problems.push_back(std::string("reading the ") + kinds[f] +
+                             " records stopped early: " + it->status().ToString());
+    }
+    return c;
   }
 
   Status checkpoint(const std::string& dir) override {

@@ -13,6 +13,13 @@
 
 namespace kevolve {
 
+// What `verify` found: record counts per kind, and every problem named (file, key, what is wrong).
+struct StoreCheck {
+  int64_t searches = 0, nodes = 0, artifacts = 0;
+  std::vector<std::string> problems;
+  bool clean() const { return problems.empty(); }
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -32,6 +39,9 @@ class Store {
   virtual Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) = 0;
   // A consistent copy of the whole store in `dir` (which must not exist), usable as a store.
   virtual Status checkpoint(const std::string& dir) = 0;
+  // Reads everything: the checksum of every table file, then every record of every kind, decoded. Reports
+  // all it finds instead of stopping at the first problem.
+  virtual StoreCheck verify() = 0;
 };
 
 // Record encodings (also used when records cross processes).

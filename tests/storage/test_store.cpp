@@ -246,4 +246,5 @@ TEST_CASE("an unreadable record is reported as corrupt, never as absent", "[stor
   Status fine;
   (*s)->nodes("nowhere", &fine);
   CHECK(fine.ok());
+  fs::remove_all(dir);
 }

@@ -11,6 +11,7 @@
 #include "tools/kevolve/commands/cluster_command.hpp"
 #include "tools/kevolve/commands/problems_command.hpp"
 #include "tools/kevolve/commands/run_command.hpp"
+#include "tools/kevolve/commands/store_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"kevolve: evolves fast, provably correct compute kernels, checked against PyTorch references"};
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   kevolve::cli::add_cluster_commands(app, exit_code);
   kevolve::cli::add_export_command(app, exit_code);
   kevolve::cli::add_suite_command(app, exit_code);
+  kevolve::cli::add_store_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

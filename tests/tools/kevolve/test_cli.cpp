@@ -3,7 +3,13 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include "storage/store.hpp"
+#include "tests/test_support/raw_store.hpp"
 
 namespace {
 
@@ -12,7 +18,7 @@ struct Run {
   std::string out;
 };
 
-Run kevolve(const std::string& args) {
+Run run_kevolve(const std::string& args) {
   const std::string cmd = std::string(KEVOLVE_BIN_DIR) + "/kevolve " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
@@ -27,51 +33,110 @@ const std::string src = KEVOLVE_SOURCE_DIR;
 }  // namespace
 
 TEST_CASE("kevolve without a subcommand or with a bad one fails with usage", "[cli]") {
-  auto none = kevolve("");
+  auto none = run_kevolve("");
   CHECK(none.code == 2);
   CHECK(none.out.find("A subcommand is required") != std::string::npos);
   CHECK(none.out.find("--help") != std::string::npos);
-  auto bad = kevolve("frobnicate");
+  auto bad = run_kevolve("frobnicate");
   CHECK(bad.code == 2);
   CHECK(bad.out.find("--help") != std::string::npos);
-  auto help = kevolve("--help");
+  auto help = run_kevolve("--help");
   CHECK(help.code == 0);
   CHECK(help.out.find("eval") != std::string::npos);
 }
 
 TEST_CASE("kevolve eval names an unknown problem and a bad spec", "[cli]") {
-  auto r = kevolve("eval --problems " + src + "/problems --problem nope --candidate " + src +
-                   "/problems/core/gelu/naive.cpp");
+  auto r = run_kevolve("eval --problems " + src + "/problems --problem nope --candidate " + src +
+                       "/problems/core/gelu/naive.cpp");
   CHECK(r.code == 2);
   CHECK(r.out.find("no problem named 'nope'") != std::string::npos);
-  r = kevolve("eval --problem " + src + "/problems/core/gelu/problem.toml --candidate /no/such/file.cpp");
+  r = run_kevolve("eval --problem " + src + "/problems/core/gelu/problem.toml --candidate /no/such/file.cpp");
   CHECK(r.code == 2);
   CHECK(r.out.find("--candidate") != std::string::npos);  // names the option and the file
   CHECK(r.out.find("/no/such/file.cpp") != std::string::npos);
-  r = kevolve("eval --problem gelu --problems " + src + "/problems --candidate " + src +
-              "/problems/core/gelu/naive.cpp --detector-off everything");
+  r = run_kevolve("eval --problem gelu --problems " + src + "/problems --candidate " + src +
+                  "/problems/core/gelu/naive.cpp --detector-off everything");
   CHECK(r.code == 2);
   CHECK(r.out.find("unknown detector 'everything'") != std::string::npos);
 }
 
 TEST_CASE("kevolve eval --json prints one object with the documented keys", "[cli]") {
-  auto r = kevolve("eval --json --min-time 0.01 --min-reps 3 --problem " + src +
-                   "/tests/fixtures/problems/softmax_small/problem.toml --candidate " + src +
-                   "/problems/core/softmax_rows/naive.cpp");
+  auto r = run_kevolve("eval --json --min-time 0.01 --min-reps 3 --problem " + src +
+                       "/tests/fixtures/problems/softmax_small/problem.toml --candidate " + src +
+                       "/problems/core/softmax_rows/naive.cpp");
   INFO(r.out);
   CHECK(r.code == 0);
-  for (const char* key : {"\"status\":\"ok\"", "\"speedup\":", "\"max_abs_err\":", "\"reference_ms\":",
-                          "\"candidate_ms\":", "\"message\":", "\"reference_threads\":", "\"candidate_threads\":",
-                          "\"sandbox\":\""})
+  for (const char* key :
+       {"\"status\":\"ok\"", "\"speedup\":", "\"max_abs_err\":", "\"reference_ms\":", "\"candidate_ms\":",
+        "\"message\":", "\"reference_threads\":", "\"candidate_threads\":", "\"sandbox\":\""})
     CHECK(r.out.find(key) != std::string::npos);
   CHECK(r.out.find("\"sandbox\":\"\"") == std::string::npos);  // the confinement in force is named
   CHECK(r.out.front() == '{');
 }
 
 TEST_CASE("kevolve eval exits 0 on a candidate that fails, and says why", "[cli]") {
-  auto r = kevolve("eval --problem " + src + "/tests/fixtures/problems/softmax_small/problem.toml --candidate " + src +
-                   "/tests/backends/cpu/crashers/segfault.cpp");
+  auto r = run_kevolve("eval --problem " + src + "/tests/fixtures/problems/softmax_small/problem.toml --candidate " +
+                       src + "/tests/backends/cpu/crashers/segfault.cpp");
   CHECK(r.code == 0);
   CHECK(r.out.find("runtime_error") != std::string::npos);
   CHECK(r.out.find("signal 11") != std::string::npos);  // says why: the signal, by number and name
+}
+
+TEST_CASE("kevolve store verify says a sound store is sound, and names a damaged record and a damaged table file",
+          "[cli][store]") {
+  namespace fs = std::filesystem;
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-cli-store-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  {
+    auto s = kevolve::Store::open(dir);
+    REQUIRE(s);
+    kevolve::StoreBatch b;
+    kevolve::SearchRecord rec;
+    rec.id = "s";
+    rec.problem = "gelu";
+    b.searches.push_back(rec);
+    for (uint64_t i = 1; i <= 200; ++i) {
+      kevolve::NodeRecord n;
+      n.id = i;
+      n.message = std::string(200, 'm');  // some bulk, so that the table file has several blocks
+      b.nodes.push_back({"s", n});
+      b.artifacts.push_back({"s", {i, "source", std::string(300, 's')}});
+    }
+    REQUIRE((*s)->write(b));
+  }
+  kevolve::test::flush_tables(dir);
+  auto ok = run_kevolve("store verify " + dir);
+  INFO(ok.out);
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("1 searches, 200 nodes, 200 artifacts") != std::string::npos);
+  CHECK(ok.out.find("ok:") != std::string::npos);
+
+  kevolve::test::put_raw(dir, "nodes", kevolve::test::node_key("s", 17), "damaged");
+  auto bad = run_kevolve("store verify " + dir);
+  INFO(bad.out);
+  CHECK(bad.code == 1);
+  CHECK(bad.out.find("1 node record(s) cannot be decoded (the first: key 's' node 17)") != std::string::npos);
+
+  // Bytes changed in the middle of the largest table file, as a failing disk would.
+  fs::path largest;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".sst" && (largest.empty() || fs::file_size(e.path()) > fs::file_size(largest)))
+      largest = e.path();
+  REQUIRE(!largest.empty());
+  {
+    std::fstream f(largest, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(largest) / 3));
+    const std::string junk(64, '\xff');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  auto torn = run_kevolve("store verify " + dir);
+  INFO(torn.out);
+  CHECK(torn.code == 1);
+  CHECK(torn.out.find("Corruption") != std::string::npos);
+  CHECK(torn.out.find(largest.filename().string()) != std::string::npos);  // the file is named
+
+  auto none = run_kevolve("store verify " + dir + "-missing");
+  CHECK(none.code == 2);
+  CHECK(none.out.find("no such store") != std::string::npos);
+  fs::remove_all(dir);
 }
