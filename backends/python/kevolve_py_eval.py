@@ -84,12 +84,13 @@ from kevolve_py_process import Runner, take_runner, start_standby, stop_standby 
 from kevolve_py_timing import (summarize, CopyBandwidth, compile_cache_key, compile_cache_get,  # noqa: E402,F401
                                compile_cache_put, pin_to_one_core)
 from kevolve_py_evaluate import evaluate, DETECTORS  # noqa: E402,F401
+from kevolve_py_resources import release_memory, device_usage  # noqa: E402,F401
 
 __all__ = ["static_check", "label_of", "load_module", "as_list", "sync", "generate_inputs", "reference", "_Verdict", "_same",
            "bad_elements", "compare", "positions", "sampled", "samples_match", "stale", "SharedSets", "count_sets", "MAX_SETS",
            "Runner", "take_runner", "start_standby", "stop_standby", "summarize", "CopyBandwidth", "compile_cache_key",
            "compile_cache_get", "compile_cache_put", "pin_to_one_core", "evaluate", "DETECTORS", "arguments", "checked",
-           "serve", "main"]
+           "serve", "serve_request", "release_memory", "device_usage", "main"]
 
 
 def arguments():
@@ -132,26 +133,36 @@ def checked(ap, argv):
     return a
 
 
+def serve_request(ap, line, answer):
+    """One request of serve mode: evaluates it, calls answer(result) at once, then releases what the evaluation
+    left (the garbage collected, CUDA's cached blocks returned: the evaluator holds no memory between requests but
+    torch's and CUDA's own) and starts the standby runner for the next request."""
+    a = None
+    try:
+        a = checked(ap, json.loads(line)["argv"])
+        r = evaluate(a)
+    except SystemExit:  # argparse's error, already printed to stderr
+        r = {"status": "harness_error", "reason": "arguments", "message": "the Python evaluator refused its arguments: %s" % line.strip()[:500]}
+    except Exception as e:
+        r = {"status": "harness_error", "reason": "harness", "message": "evaluator error: %s: %s" % (type(e).__name__, e)}
+    answer(r)
+    r = None
+    if a is not None:
+        release_memory(torch.device(a.device) if a.device != "cuda" or torch.cuda.is_available() else torch.device("cpu"))
+        start_standby(a.device, a.threads, a.timeout)
+
+
 def serve(ap):
     # Replies go to a private copy of stdout; anything else printed (a problem file's own prints) to stderr.
     reply = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    for line in sys.stdin:
-        a = None
-        try:
-            a = checked(ap, json.loads(line)["argv"])
-            r = evaluate(a)
-        except SystemExit:  # argparse's error, already printed to stderr
-            r = {"status": "harness_error", "reason": "arguments", "message": "the Python evaluator refused its arguments: %s" % line.strip()[:500]}
-        except Exception as e:
-            r = {"status": "harness_error", "reason": "harness", "message": "evaluator error: %s: %s" % (type(e).__name__, e)}
+
+    def answer(r):
         reply.write(json.dumps(r) + "\n")
         reply.flush()
-        if a is not None:
-            if a.device == "cuda" and torch.cuda.is_available():
-                torch.cuda.empty_cache()
-            start_standby(a.device, a.threads, a.timeout)
+    for line in sys.stdin:
+        serve_request(ap, line, answer)
     stop_standby()
     return 0
 

@@ -15,6 +15,7 @@ import shutil
 import statistics
 import tempfile
 import time
+import traceback
 
 import torch
 
@@ -22,8 +23,9 @@ import kevolve_py_runner as rt
 from kevolve_py_compare import (EAGER_RELATIVE, FIXED, SAMPLES, STALE_SAMPLES, Expected, _Verdict, _num, bad_elements,
                                 bad_expected, compare, expected_at, positions, sampled, stale, widen)
 from kevolve_py_inputs import WideReference, as_list, generate_inputs, load_module, reference, sync
-from kevolve_py_process import take_runner
-from kevolve_py_resources import GB, Phases, Reference, call_limit, describe_need, free_memory, plan_memory
+from kevolve_py_process import stop_strays, take_runner
+from kevolve_py_resources import (GB, Phases, Reference, call_limit, describe_need, describe_usage, device_usage, free_memory,
+                                  plan_memory, release_memory)
 from kevolve_py_static import label_of, static_check
 from kevolve_py_timing import (PASS_NS, TIMER_SLACK_NS, CopyBandwidth, IdleProbe, compile_cache_get, compile_cache_key,
                                compile_cache_put, pin_to_one_core, summarize)
@@ -44,11 +46,20 @@ def _out_of_memory(e):
     return isinstance(e, MemoryError) or "out of memory" in str(e) or "can't allocate memory" in str(e)
 
 
-def _memory_verdict(e, dev, what):
-    """The harness_error for an allocation that failed in this process while `what`, with the free memory."""
-    free, where = free_memory(dev)
-    return _Verdict("harness_error", "memory", "the problem does not fit: %s ran out of %s (%.3g GB free now): %s" % (
-        what, where, free / GB, str(e).splitlines()[0][:300] if str(e) else type(e).__name__))
+def _memory_verdict(e, dev, what, outside=0):
+    """The harness_error for an allocation that failed in this process while `what`: who held the memory when it
+    failed (this process's tensors and cached blocks, its region, other processes: the runner among them), and what
+    is free once the tensors of the frames it left are released (their locals are cleared here: the exception's
+    traceback would otherwise keep every tensor of the evaluation alive until the verdict is gone). `outside`: this
+    process's memory outside torch (the shared region)."""
+    where = "device memory" if dev.type == "cuda" else "RAM"
+    at_failure = describe_usage(device_usage(dev, outside), where)
+    traceback.clear_frames(e.__traceback__)
+    release_memory(dev)
+    free = free_memory(dev)[0]
+    text = str(e).splitlines()[0][:400] if str(e) else type(e).__name__
+    return _Verdict("harness_error", "memory", "the problem does not fit: %s ran out of %s (when it failed: %s; %.3g GB free once "
+                    "its tensors were released): %s" % (what, where, at_failure, free / GB, text))
 
 
 def _wait_idle(probe, when):
@@ -139,6 +150,11 @@ def _prepare(a, res, on, ph, source, stem):
             return res
         dev = torch.device("cuda", torch.cuda.current_device())
         res["core"] = pin_to_one_core()
+    # Nothing of an earlier evaluation may hold memory when this one plans its own: a runner not closed (its
+    # evaluation ended on an error before handing it over) is killed, the garbage collected (a problem module, a
+    # traceback's frames), torch.compile's caches of another problem and the allocator's cached blocks dropped.
+    stop_strays()
+    release_memory(dev, os.path.abspath(a.problem))
     work = tempfile.mkdtemp(prefix="kevolve-py-")
     scratch = os.path.join(work, "scratch")  # the runner's only writable folder (TMPDIR: a kernel's build)
     os.mkdir(scratch, 0o700)
@@ -176,7 +192,8 @@ def _evaluate(a, res, on, problem, dev, work, held, ph):
         raise
     except Exception as e:  # an allocation of this process that failed: the problem does not fit here
         if _out_of_memory(e):
-            raise _memory_verdict(e, dev, "the evaluator (phase %s)" % (ph.failed or "?"))
+            sets = held.get("sets")
+            raise _memory_verdict(e, dev, "the evaluator (phase %s)" % ph.failed_in(e), sets.size if sets is not None and dev.type == "cuda" else 0)
         raise
 
 
@@ -203,10 +220,10 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         sync(dev)
         measured = Reference(dev)
         first_exp = measured.measure(lambda: reference(model, first))
-    # Whether eager is deterministic (two calls on the same inputs agree), for the tolerance rule below.
-    deterministic = len(warm) == len(first_exp) and all(isinstance(w, torch.Tensor) and compare(w, e, a.atol, a.rtol, stats=False)[0]
-                                                        for w, e in zip(warm, first_exp) if isinstance(e, torch.Tensor))
-    warm = None
+        # Whether eager is deterministic (two calls on the same inputs agree), for the tolerance rule below.
+        deterministic = len(warm) == len(first_exp) and all(isinstance(w, torch.Tensor) and compare(w, e, a.atol, a.rtol, stats=False)[0]
+                                                            for w, e in zip(warm, first_exp) if isinstance(e, torch.Tensor))
+        warm = None
     ref_ns = measured.ns
     limit, why = call_limit(a.timeout, ref_ns / 1e9)  # one call of the candidate, at most
     res["limits"] = {"call_s": round(limit, 3), "reference_ms": ref_ns / 1e6}
@@ -226,13 +243,15 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     ref_work = measured.work or (in_bytes + out_bytes)  # measured on CUDA; the input clones and outputs on the CPU
     items, _ = plan_memory(dev, in_bytes, out_bytes, per_set, ref_work, extra)
     others = sum(items.values()) - in_bytes - out_bytes  # the first inputs and outputs are held already
-    free, where = free_memory(dev)
+    free, where = free_memory(dev)  # after the allocator's cached blocks are returned: what other processes hold is used
+    usage = device_usage(dev)
     res["memory"] = {"free_gb": free / GB, "need_gb": (others + per_set) / GB, "per_set_gb": per_set / GB,
-                     "reference_work_gb": ref_work / GB}
+                     "reference_work_gb": ref_work / GB, "held_gb": usage["allocated"] / GB, "others_gb": usage["others"] / GB}
     if others + per_set > free:
         raise _Verdict("harness_error", "memory", "the problem does not fit: the evaluation needs %.3g GB more %s, %.3g GB free "
-                       "(inputs %.3g GB and outputs %.3g GB per call; %s)" % (
-                           (others + per_set) / GB, where, free / GB, in_bytes / GB, out_bytes / GB, describe_need(items, per_set, 1)))
+                       "(inputs %.3g GB and outputs %.3g GB per call; %s; now: %s)" % (
+                           (others + per_set) / GB, where, free / GB, in_bytes / GB, out_bytes / GB, describe_need(items, per_set, 1),
+                           describe_usage(usage, where)))
     # The tolerance rule: eager-relative where the float64 reference applies, fits beside the rest and eager is
     # deterministic (a forward that draws random numbers would draw others in float64: an unbounded slack).
     wide = WideReference(model, first, first_exp)
@@ -352,6 +371,7 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
                 raise _Verdict("rejected", "fresh_data", "output %d is the answer for an earlier trial's inputs: a stale result (%s)" % (i, where), where)
             raise _Verdict("incorrect", "mismatch", "output %d: %s (%s)" % (i, text, where), where)
         earlier.append(expected_at(exp, stale_at))
+        got = None  # not kept beside the next trial's inputs, reference and float64 reference
     first = first_exp = exp = None  # what is kept of the trials are samples (large outputs must not stay twice)
     if on("pointer_reuse"):
         # Set 0's very buffers, refilled with new data: a result cached by address or by tensor version shows.
@@ -372,10 +392,12 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
                 raise _Verdict("rejected", "pointer_reuse", "refilled with new data, the same input buffers gave the answer for "
                                                             "their previous data: results are cached by address or identity", where)
             raise _Verdict("incorrect", "mismatch", "output %d wrong on refilled inputs" % i, where)
+    exp = got = None  # the refill's expected outputs (float64 ones among them) are not kept through the timing passes
     res["trials"] = a.trials
     ph.leave()
 
     # Timing: alternating passes, one call per set, every set of a pass refilled with values never seen before.
+    ph.enter("timing")
     flush = torch.empty(int(2 * torch.cuda.get_device_properties(dev).L2_cache_size), dtype=torch.uint8, device=dev) \
         if dev.type == "cuda" else None
     scratch = [torch.empty_like(s) for s in sets.slots[0]]  # the reference's outputs are stored as the runner stores its own
@@ -384,7 +406,6 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         for s, o in zip(scratch, as_list(outs)):
             s.copy_(o)
 
-    ph.enter("timing")
     clock = time.perf_counter_ns
     copies = CopyBandwidth(dev, sets.bytes_moved)
     cand, ref, passes, timer_log, checked, checked_full = [], [], 0, [], 0, 0

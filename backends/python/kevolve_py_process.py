@@ -46,6 +46,7 @@ class Runner:
                                   start_new_session=True, pass_fds=(theirs.fileno(),))
         theirs.close()
         self.pending = b""
+        _live.append(self)
 
     def _signal(self, sig):
         try:
@@ -128,13 +129,16 @@ class Runner:
         return {"status": "rejected", "reason": "protocol", "message": "the candidate's process broke the runner protocol: " + why}
 
     def kill(self):
-        """Kills the runner and everything in its process group (stopped or not)."""
+        """Kills the runner and everything in its process group (stopped or not), and waits for it: once this
+        returns its memory (its CUDA context and allocations with it) is the system's again."""
         self._signal(signal.SIGKILL)
         try:
             self.p.kill()
         except OSError:
             pass
         self.p.wait()
+        if self in _live:
+            _live.remove(self)
 
     def close(self):
         """Kills the runner's process group and drops its log."""
@@ -154,6 +158,22 @@ class Runner:
 
 
 _standby = None  # serve mode: a runner started after each evaluation, for the next one
+_live = []       # every runner started and not yet killed (the standby among them)
+
+
+def stop_strays():
+    """Kills every runner of this process but the standby: before a memory plan is made, no runner of an earlier
+    evaluation may still hold memory (one is closed when its evaluation ends; this catches one whose evaluation
+    ended on an error before it was handed over). Returns how many were killed."""
+    strays = [r for r in _live if r is not _standby]
+    for r in strays:
+        r.close()
+    return len(strays)
+
+
+def live_runners():
+    """The pids of the runners of this process not yet killed (the standby among them)."""
+    return [r.p.pid for r in _live]
 
 
 def take_runner(candidate, workdir, device, threads, timeout):
@@ -180,5 +200,5 @@ def stop_standby():
     """Kills the standby runner, if one was started (the end of serve mode)."""
     global _standby
     if _standby is not None:
-        _standby.kill()
+        _standby.close()
         _standby = None

@@ -10,7 +10,13 @@
   free device memory (CUDA) or the available RAM (CPU); a problem that cannot fit ends as `harness_error`
   with the figures ("needs 19.3 GB, 12.1 GB free"). The float64 reference of the eager-relative tolerance is
   added to the plan by kevolve_py_evaluate only where it fits beside the rest (else the tolerance is fixed).
+- Release: one --serve process evaluates problem after problem; release_memory() drops what nothing refers to any
+  more before a plan is made (Python's cyclic garbage: a problem module and its class, a traceback's frames,
+  torch.compile's caches of another problem; then the CUDA allocator's cached blocks), and device_usage() says
+  who holds the device's memory (this process's tensors, its cached blocks, its own allocations outside torch
+  such as the shared region, other processes).
 """
+import gc
 import os
 import time
 
@@ -26,7 +32,7 @@ class Phases:
 
     def __init__(self):
         self.seconds, self._stack, self._t0 = {}, [], time.perf_counter()
-        self.failed = None  # the innermost phase an exception left
+        self.failed = None  # the innermost phase the last exception left (by a `with`)
 
     def __call__(self, name):
         return _Phase(self, name)
@@ -46,6 +52,15 @@ class Phases:
             self.seconds[top] = self.seconds.get(top, 0.0) + now - self._mark
         self._mark = now
 
+    def current(self):
+        """The innermost phase running now (None outside any)."""
+        return self._stack[-1] if self._stack else None
+
+    def failed_in(self, exc):
+        """The phase exception `exc` was raised in: the innermost `with` phase it left, else the phase running now
+        (one entered by enter(), which an exception does not leave)."""
+        return getattr(exc, "kevolve_phase", None) or self.current() or "?"
+
     def report(self):
         """The phases in seconds (rounded to the ms), with their total since this object was made (a phase still
         running, after an exception, counts up to now)."""
@@ -63,9 +78,13 @@ class _Phase:
         self.p._switch(time.perf_counter())
         self.p._stack.append(self.name)
 
-    def __exit__(self, exc_type, *exc):
-        if exc_type is not None and self.p.failed is None:
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and not getattr(exc, "kevolve_phase", None):  # the innermost phase it leaves
             self.p.failed = self.name
+            try:
+                exc.kevolve_phase = self.name  # on the exception itself: a reference here would keep its frames alive
+            except (AttributeError, TypeError):
+                pass
         self.p._switch(time.perf_counter())
         self.p._stack.pop()
         return False
@@ -99,6 +118,81 @@ def free_memory(dev):
         torch.cuda.empty_cache()
         return torch.cuda.mem_get_info(dev)[0], "device memory"
     return available_ram(), "RAM"
+
+
+_last_problem = {}  # device -> the problem file this process evaluated last (serve mode)
+
+
+def release_memory(dev, problem=None):
+    """Before a new plan: returns to the system (CUDA: to the device) what earlier evaluations left and nothing
+    refers to any more. The cyclic garbage collector runs (a problem module is a cycle: its functions refer to
+    its globals; so is a traceback kept past its handler, with the frames' tensors), torch.compile's caches are
+    dropped when `problem` is not the one evaluated last on this device (its compiled graphs and guards belong to
+    the other problem's model), and on CUDA the caching allocator's unused blocks are returned. Nothing of the
+    trusted side is kept across evaluations but numbers (copy bandwidth, idle time, compile baselines): there is
+    no cache of tensors to keep or drop."""
+    key = str(dev)
+    if problem is not None:
+        if _last_problem.get(key) not in (None, problem):
+            dynamo = getattr(torch, "_dynamo", None)
+            if dynamo is not None and hasattr(dynamo, "reset"):
+                try:
+                    dynamo.reset()
+                except Exception:  # an old or partial torch: nothing to drop
+                    pass
+        _last_problem[key] = problem
+    gc.collect()
+    if dev.type == "cuda" and torch.cuda.is_available():
+        torch.cuda.synchronize(dev)
+        torch.cuda.empty_cache()
+
+
+def device_usage(dev, outside=0):
+    """Who holds `dev`'s memory now, in bytes: {"total", "free", "allocated" (this process's live tensors),
+    "cached" (blocks torch's allocator keeps for them, unused), "outside" (this process's allocations outside torch,
+    given: the shared region), "others" (everything else in use: other processes, the runner and a standby runner
+    among them, and this process's own CUDA context)}. CPU: total and free are the RAM (MemTotal, MemAvailable),
+    allocated this process's resident memory, others the rest in use."""
+    if dev.type == "cuda":
+        free, total = torch.cuda.mem_get_info(dev)
+        alloc = torch.cuda.memory_allocated(dev)
+        cached = max(0, torch.cuda.memory_reserved(dev) - alloc)
+    else:
+        total, free, alloc, cached = _meminfo("MemTotal:"), available_ram(), _vm_rss(), 0
+    others = max(0, total - free - alloc - cached - outside)
+    return {"total": total, "free": free, "allocated": alloc, "cached": cached, "outside": outside, "others": others}
+
+
+def describe_usage(u, where):
+    """'x GB free of y GB device memory; this process: ... ; other processes: ...' for a device_usage()."""
+    return "%.3g GB free of %.3g GB %s; this evaluator: %.3g GB %s, %.3g GB cached%s; other processes%s: %.3g GB" % (
+        u["free"] / GB, u["total"] / GB, where, u["allocated"] / GB, "in tensors" if where == "device memory" else "resident",
+        u["cached"] / GB,
+        ", %.3g GB the shared region" % (u["outside"] / GB) if u["outside"] else "",
+        " (the runner among them) and CUDA contexts" if where == "device memory" else "", u["others"] / GB)
+
+
+def _meminfo(field):
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _vm_rss():
+    """This process's resident memory in bytes (/proc/self/status VmRSS)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 class Reference:

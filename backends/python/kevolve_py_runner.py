@@ -168,6 +168,7 @@ def _timed_calls(fn, sets, store, dev, flush, clock, after):
         ns.append(t)
         if after is not None:
             after(i, outs)
+        outs = None  # freed before the next call, outside its span: a call never runs beside the last one's outputs
     return ns, spans
 
 
@@ -241,7 +242,11 @@ def cuda_exported(size, dev):
     lib = cuda_driver()
     ptr, handle = ctypes.c_uint64(), _CUipcMemHandle()
     cuda_check(lib.cuMemAlloc_v2(ctypes.byref(ptr), size), "cuMemAlloc")
-    cuda_check(lib.cuIpcGetMemHandle(ctypes.byref(handle), ptr.value), "cuIpcGetMemHandle")
+    try:
+        cuda_check(lib.cuIpcGetMemHandle(ctypes.byref(handle), ptr.value), "cuIpcGetMemHandle")
+    except BaseException:  # not exported: freed here, nobody else knows its address
+        lib.cuMemFree_v2(ptr.value)
+        raise
 
     def free():
         torch.cuda.synchronize(dev)
@@ -701,6 +706,7 @@ def main():
                 with torch.no_grad():
                     outs = model(*io.args(k))
                 io.store(k, outs)
+                outs = None  # in its slot now: not kept while stopped, nor beside the next call
                 if dev.type == "cuda":
                     _synchronize()  # bound before the candidate ran: what it queued is done before the answer
                 if stage2_pending:

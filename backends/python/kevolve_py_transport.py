@@ -64,6 +64,14 @@ class SharedSets:
         self.size = self.set_bytes * nsets
         self.bytes_moved = sum(x.numel() * x.element_size() for x in list(inputs) + list(outputs) if isinstance(x, torch.Tensor))
         self._free, self._fd, self._mm, self.fd = None, None, None, None
+        self.inputs = self.slots = self.priv = None
+        try:
+            self._allocate(nsets, dev)
+        except BaseException:  # a region half made (carving or poisoning ran out of memory) is freed here: the
+            self.release()     # caller never got it to release
+            raise
+
+    def _allocate(self, nsets, dev):
         if dev.type == "cuda":
             region, handle, self._free = rt.cuda_exported(self.size, dev)
             self.memory = {"kind": "cuda", "handle": base64.b64encode(handle).decode(), "size": self.size}
@@ -137,6 +145,7 @@ class SharedSets:
                 pass
         if self._fd is not None:
             os.close(self._fd)
+        self._free = self._mm = self._fd = self.fd = None  # released once, however often called
 
 
 def count_sets(per_set_bytes, dev, wanted, reserve=0):
