@@ -47,6 +47,7 @@ _clock = time.perf_counter_ns  # bound before any candidate code runs; looked up
 NOBODY = 65534
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 _namespaces = ("none", "the runner was not started as a process of its own")  # set by enter_namespaces()
+_mount_ns = "not entered"  # enter_mount_namespace(): "" (a mount namespace of its own, its mounts private), or why not
 
 
 def _libc():
@@ -65,7 +66,7 @@ def enter_namespaces(cuda=False):
     `cuda`: the same for root (legacy CUDA IPC needs the evaluator's PID namespace, which these leave alone; the
     uid changes after the driver is up and the region is mapped); not root, no user namespace (not tried with the
     driver): the runner keeps the evaluator's uid, and the level says so."""
-    global _namespaces
+    global _namespaces, _mount_ns
     libc = _libc()
     flags = 0x40000000 | 0x08000000 | 0x04000000  # CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if cuda and os.geteuid() != 0:
@@ -73,6 +74,8 @@ def enter_namespaces(cuda=False):
         return
     if os.geteuid() == 0:
         _namespaces = ("root", "" if libc.unshare(flags) == 0 else _errno_text())
+        if not cuda:
+            enter_mount_namespace()
         return
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(flags | 0x10000000) != 0:  # CLONE_NEWUSER
@@ -89,6 +92,63 @@ def enter_namespaces(cuda=False):
         return
     _namespaces = ("userns", "")
 
+
+# mount(2) flags
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+TMP_MB = 256  # the private /tmp, which holds the build's scratch folder (docs/evaluation.md says why this size)
+SCRATCH = "/tmp/kevolve-scratch"
+
+
+def enter_mount_namespace():
+    """Root, CPU, at start (unshare(CLONE_NEWNS) implies CLONE_FS, refused once a second thread shares this
+    process's fs_struct, hence here, before torch starts its threads): a mount namespace of its own, every
+    mount in it private, so that nothing mounted here reaches the evaluator's namespace. The mounts
+    themselves wait for `confine` (private_filesystem): a standby runner learns its work folder, in the
+    evaluator's /tmp, only later. Sets _mount_ns: "" when in force, else why not (then nothing is mounted: a
+    mount under a shared "/" would reach the evaluator's namespace)."""
+    global _mount_ns
+    libc = _libc()
+    if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+        _mount_ns = "unshare: " + _errno_text()
+    elif libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        _mount_ns = "its mounts could not be made private: " + _errno_text()
+    else:
+        _mount_ns = ""
+
+
+def private_filesystem():
+    """Root, CPU, at `confine`, once the candidate's source and the reference's weights are read and before the
+    uid changes (as kevolve-cpu-runner, backends/process/identity.cpp): in the mount namespace entered at start,
+    a private tmpfs on /tmp (TMP_MB, mode 1777) and on /dev/shm (64 MiB, noexec), a /proc of its own with
+    hidepid=2 (as nobody it sees no process of another user: not the evaluator, not the node, not their command
+    lines), then the root filesystem bound read-only. The scratch folder (TMPDIR: a kernel's build) is made in
+    the private /tmp, owned by nobody, and becomes the working directory (the evaluator's work folder, under the
+    machine's /tmp and now read-only, is left: through it ".." would reach the machine's /tmp). Returns (the
+    filesystem part of the sandbox level, the scratch folder or None: the evaluator's scratch stays)."""
+    if _mount_ns:
+        return "shared filesystem (no mount namespace: %s)" % _mount_ns, None
+    libc = _libc()
+    done, failed = ["private mounts"], []
+
+    def note(ok, what):
+        (done if ok else failed).append(what if ok else "%s (%s)" % (what, _errno_text()))
+        return ok
+    scratch = None
+    if note(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=%dm,mode=1777" % TMP_MB) == 0,
+            "private /tmp (%d MiB)" % TMP_MB):
+        os.mkdir(SCRATCH, 0o700)
+        os.chown(SCRATCH, NOBODY, NOBODY)
+        os.chdir(SCRATCH)
+        scratch = SCRATCH
+    note(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=64m,mode=1777") == 0,
+         "private /dev/shm")
+    note(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"hidepid=2") == 0,
+         "own /proc showing no other user's process")
+    if scratch is None:  # the build writes into the evaluator's scratch folder, under the machine's /tmp: left writable
+        failed.append("read-only root (no private /tmp for the build)")
+    else:
+        note(libc.mount(None, b"/", None, MS_BIND | MS_REMOUNT | MS_RDONLY, None) == 0, "read-only root")
+    return ", ".join(done) + (" (not in force: %s)" % ", ".join(failed) if failed else ""), scratch
 
 
 if __name__ == "__main__":  # the runner process (not the evaluator, which imports this module): before torch's threads
@@ -269,15 +329,18 @@ def cuda_imported(handle):
 # CPU a seccomp filter in two stages (libseccomp through ctypes). Order in the runner process:
 #   start (one thread)  enter_namespaces(): network + IPC + UTS namespaces (root), or a user namespace in which it
 #                       is nobody (not root); unshare acts on the calling thread only, so this runs before torch
-#                       starts its threads
+#                       starts its threads. Root on the CPU: also a mount namespace, its mounts made private
 #   bind                the shared region is mapped (its memfd comes over a socket pair, closed then)
-#   confine             the candidate's source and the reference's weights are read; then uid/gid 65534 (root),
+#   confine             the candidate's source and the reference's weights are read; then (root, CPU) the private
+#                       filesystem: tmpfs on /tmp (the build's scratch folder, the working directory) and /dev/shm,
+#                       /proc with hidepid=2, "/" read-only; then uid/gid 65534 (root),
 #                       limits, and seccomp stage 1: a deny-list that kills what an escape needs and no compiler
 #                       does, for the candidate's import and constructor (which may build its kernel: the compiler
 #                       runs as child processes under it)
 #   load                the candidate is imported and built; then no process of its own may be left, and seccomp
 #                       stage 2, an allow-list (no processes, no file writes, no sockets), holds until the end
-# On CUDA (root): the same namespaces (not PID: legacy CUDA IPC refuses a handle from another PID namespace), the
+# On CUDA (root): the same namespaces, no mount namespace (not tried with the driver; not PID: legacy CUDA IPC
+# refuses a handle from another PID namespace), the
 # driver started and the region mapped by its IPC handle at bind while still root, then at confine uid/gid 65534
 # and stage 1; RLIMIT_DATA instead of RLIMIT_AS (the driver reserves address space beyond any limit); stage 2
 # after the first call (Triton and torch.compile build at their first call), with the driver's ioctls allowed.
@@ -652,14 +715,19 @@ def main():
                     weights = torch.load(cmd["model"], weights_only=True)
                 except Exception:  # a torch without weights_only, or init args it refuses (torch 1.13: floats)
                     weights = torch.load(cmd["model"])  # the evaluator's file, read before any candidate code
-                scratch = os.path.join(os.getcwd(), "scratch")  # the evaluator made it writable for the runner
-                for var in ("TMPDIR", "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "XDG_CACHE_HOME",
-                            "CUDA_CACHE_PATH"):
-                    os.environ[var] = scratch
-                tempfile.tempdir = scratch
-                sys.dont_write_bytecode = True  # no __pycache__ writes (file writes kill after the load)
                 try:
-                    level = drop_identity() + ", " + limit_resources(dev, cmd.get("memory_mb", 4096), threads)
+                    files, scratch = None, None
+                    if _namespaces[0] == "root":  # as root, before the uid changes
+                        files, scratch = private_filesystem() if dev.type != "cuda" else (
+                            "shared filesystem (no mount namespace on a CUDA device: not tried with the driver)", None)
+                    scratch = scratch or os.path.join(os.getcwd(), "scratch")  # else the evaluator's, writable for the runner
+                    for var in ("TMPDIR", "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
+                                "XDG_CACHE_HOME", "CUDA_CACHE_PATH"):
+                        os.environ[var] = scratch
+                    tempfile.tempdir = scratch
+                    sys.dont_write_bytecode = True  # no __pycache__ writes (file writes kill after the load)
+                    level = drop_identity() + (", " + files if files else "") + ", " + limit_resources(
+                        dev, cmd.get("memory_mb", 4096), threads)
                     seccomp_stage1()
                     if dev.type == "cuda":
                         level += (", no_new_privs, seccomp (a deny-list while ModelNew is imported, built and first called, "

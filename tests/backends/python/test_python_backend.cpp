@@ -110,7 +110,7 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
       // Each of these scored ok before the runner confined itself (uid 65534 in namespaces of its own, seccomp);
       // the last three reach libc through ctypes or os calls the static check does not refuse: the sandbox is
       // what stops them.
-      {"reads_evaluator_memory.py", kRelu, EvalStatus::runtime_error, {"exception"}, false, "PermissionError"},
+      {"reads_evaluator_memory.py", kRelu, EvalStatus::runtime_error, {"exception"}, false, "Error: [Errno"},
       {"renices_evaluator.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
       {"makes_fifo.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
       {"opens_socket.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
@@ -134,6 +134,70 @@ TEST_CASE("with its detector off, a cheater gets through: the detector is what c
   const EvalResult r = eval_py(kRelu, "tests/backends/python/cheaters/mutates_input.py", o);
   INFO(r.message);
   CHECK(r.status == EvalStatus::ok);
+}
+
+TEST_CASE("each Python detector is proven twice: it catches its cheater, and with it off the cheater gets through",
+          "[python]") {
+  if (no_torch_python()) return;
+  struct Case {
+    const char* file;
+    std::string problem;
+    Detector detector;
+    std::vector<Detector> backstops;  // the checks that also catch it once `detector` is off
+    std::vector<Detector> before;     // switched off to let `detector` be the one that decides
+  };
+  const std::vector<Case> cases = {
+      // The static check; behind it the timed outputs catch the bfloat16 error now and then.
+      {"precision_downgrade.py", kSoftmax, Detector::isolation, {Detector::timed_outputs}, {}},
+      {"cached_output.py", kSoftmax, Detector::fresh_data, {Detector::pointer_reuse, Detector::impossible_time}, {}},
+      // Caught by fresh_data first; with that off, by the refill check.
+      {"cached_by_version.py", kSoftmax, Detector::pointer_reuse, {Detector::impossible_time}, {Detector::fresh_data}},
+  };
+  for (auto& c : cases) {
+    EvalOptions caught = quick();
+    for (Detector d : c.before) caught.detectors.set(d, false);
+    const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, caught);
+    INFO(c.file << " on: " << status_name(r.status) << " [" << r.reason << "] " << r.message);
+    CHECK(r.status == EvalStatus::rejected);
+    if (c.detector == Detector::isolation)
+      CHECK(r.reason == "precision");  // the static check's reason names what it refused
+    else
+      CHECK(r.reason == detector_name(c.detector));
+    EvalOptions off = caught;
+    off.detectors.set(c.detector, false);
+    for (Detector d : c.backstops) off.detectors.set(d, false);
+    const EvalResult through = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, off);
+    INFO(c.file << " off: " << status_name(through.status) << " [" << through.reason << "] " << through.message);
+    CHECK(through.status == EvalStatus::ok);
+  }
+}
+
+TEST_CASE("the Python runner sees no process of another user, cannot write under / and has a bounded private /tmp",
+          "[python][sandbox]") {
+  if (no_torch_python()) return;
+  if (geteuid() != 0) {
+    kevolve::test::say_skipped("a mount namespace needs root (the Python runner uses a user namespace here)");
+    return;
+  }
+  const EvalResult honest = eval_py(kRelu, "tests/backends/python/honest/1_relu__honest.py");
+  INFO("honest: " << status_name(honest.status) << " [" << honest.reason << "] " << honest.message
+                  << "\nsandbox: " << honest.sandbox);
+  REQUIRE(honest.status == EvalStatus::ok);
+  if (honest.sandbox.find("no mount namespace") != std::string::npos) {  // an unprivileged container: said, not hidden
+    kevolve::test::say_skipped("this machine refuses the Python runner a mount namespace (" + honest.sandbox + ")");
+    return;
+  }
+  CHECK(honest.sandbox.find("own /proc") != std::string::npos);
+  CHECK(honest.sandbox.find("read-only root") != std::string::npos);
+  CHECK(honest.sandbox.find("private /tmp") != std::string::npos);
+  CHECK(honest.sandbox.find("private /dev/shm") != std::string::npos);
+  // Each poisons its output when the sandbox lets it through (it saw the evaluator in /proc, wrote under /,
+  // got 1 GiB of /tmp); confined, each computes honestly.
+  for (const char* f : {"sees_other_processes.py", "writes_root.py", "fills_tmp.py"}) {
+    const EvalResult r = eval_py(kRelu, std::string("tests/backends/python/cheaters/") + f);
+    INFO(f << ": " << status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox);
+    CHECK(r.status == EvalStatus::ok);
+  }
 }
 
 TEST_CASE("on a GPU the runner is confined and work it leaves running is caught before the reference is timed",

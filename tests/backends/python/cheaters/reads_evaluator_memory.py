@@ -1,7 +1,8 @@
 # Cheater (sandbox: identity), for problems/kernelbench-small/1_relu.py: reads the evaluator's environment and
 # memory through /proc/<ppid>/environ, /proc/<ppid>/maps and /proc/<ppid>/mem (what a cheater would search for
 # the expected outputs), then returns the right answer. As the evaluator's uid it reads them and scores ok; as
-# uid 65534 (another uid, no capabilities) opening them fails: PermissionError, a runtime_error.
+# uid 65534 (another uid, no capabilities) opening them fails: PermissionError, a runtime_error; in a runner with
+# a /proc of its own mounted with hidepid=2 (root, CPU) the evaluator's pid is not even there: FileNotFoundError.
 import os
 
 import torch
