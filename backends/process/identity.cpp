@@ -12,15 +12,22 @@ namespace kevolve::process {
 
 bool enter_private_namespaces() { return unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0; }
 
-std::string private_filesystem() {
-  if (unshare(CLONE_NEWNS) != 0) return "";
-  std::string level, failed;
+std::string private_filesystem(std::string& why_not) {
+  if (unshare(CLONE_NEWNS) != 0) {
+    why_not = std::string("unshare: ") + std::strerror(errno);
+    return "";
+  }
+  // Nothing mounted here may propagate back to the evaluator's namespace: where the mounts cannot be made
+  // private (a chroot whose root is no mount point, for one), nothing is mounted at all.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    why_not = std::string("its mounts could not be made private: ") + std::strerror(errno);
+    return "";
+  }
+  std::string level = "private mounts", failed;
   auto note = [&](bool ok, const char* what) {
     std::string& to = ok ? level : failed;
     to += (to.empty() ? "" : ", ") + std::string(what);
   };
-  // Nothing mounted here propagates back to the evaluator's namespace.
-  note(mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "private mounts");
   note(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") == 0, "private /tmp (64 MiB)");
   note(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64m,mode=1777") == 0,
        "private /dev/shm");

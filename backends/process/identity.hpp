@@ -17,9 +17,10 @@ bool enter_private_namespaces();
 // A mount namespace of its own in which the root filesystem is read-only, /tmp and /dev/shm are private
 // size-limited tmpfs (the only writable places), and /proc hides the processes of other users. (No PID
 // namespace: as its first process the runner would ignore its own abort() and similar signals.) Needs
-// root (call before become_nobody). Returns what is in force, for the sandbox level ("" when nothing could
-// be done; each step that failed is named).
-std::string private_filesystem();
+// root (call before become_nobody). Returns what is in force, for the sandbox level, each step that failed
+// named; "" when there is no private filesystem at all, with the reason in `why_not` (nothing is mounted
+// unless the mounts could be made private first: they would reach the evaluator's namespace).
+std::string private_filesystem(std::string& why_not);
 
 // No supplementary groups, gid and uid nobody's, no capabilities left, no way to gain privileges again
 // (no_new_privs). "" on success, else what failed.

@@ -61,12 +61,13 @@ std::string drop_identity(std::string& level) {
     // reniced or re-pinned, and root's files cannot be written.
     const bool ns = process::enter_private_namespaces();
     const std::string ns_error = ns ? "" : std::strerror(errno);
-    const std::string files = process::private_filesystem();
+    std::string no_files;
+    const std::string files = process::private_filesystem(no_files);
     if (auto e = process::become_nobody(); !e.empty()) return e;
     level = std::string("uid ") + std::to_string(kNobody) + " without capabilities" +
             (ns ? ", own network + IPC + UTS namespaces (no network)"
                 : ", shared network (unshare refused: " + ns_error + ")") +
-            (files.empty() ? ", shared filesystem (no mount namespace)" : ", " + files);
+            (files.empty() ? ", shared filesystem (no mount namespace: " + no_files + ")" : ", " + files);
   } else if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0) {
     // Not root: a user namespace of its own in which it is "nobody" (mapped onto the evaluator's uid
     // outside) with no capabilities, and an empty network.
