@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     return 4;
   }
   if (sandbox)
-    if (auto e = check_executable_mappings(so_real); !e.empty()) {
+    if (auto e = check_executable_mappings(so_real, so_fd); !e.empty()) {
       reply_hello(false, "isolation: " + e, 0);
       return 5;
     }

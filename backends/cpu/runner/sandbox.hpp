@@ -38,7 +38,7 @@ std::string seccomp_stage2();
 
 // Checks that every executable mapping of this process belongs to the runner, the candidate or the C/C++
 // and OpenMP runtimes. Returns "" or the offending mapping.
-std::string check_executable_mappings(const std::string& candidate_path);
+std::string check_executable_mappings(const std::string& candidate_path, int candidate_fd);
 
 // Number of threads of this process.
 int count_threads();
