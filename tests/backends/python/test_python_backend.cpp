@@ -634,7 +634,7 @@ TEST_CASE("the reference's torch.compile timing is kept per problem file, device
 }
 
 TEST_CASE(
-    "a long float32 sum accumulated in float64 is correct under the eager-relative tolerance; a bfloat16 one is not",
+    "a long float32 sum accumulated in float64 is correct under the eager-relative tolerance, a bfloat16 one is not",
     "[python]") {
   if (no_torch_python()) return;
   const std::string problem = "tests/fixtures/kernelbench/long_sum.py";
