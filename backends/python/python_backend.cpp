@@ -107,17 +107,33 @@ ProblemSpec kernelbench_problem(const std::string& path) {
   return s;
 }
 
-Expected<FamilyMatch> match_family(const std::string& problem_file) {
-  using R = Expected<FamilyMatch>;
+namespace {
+
+// Runs one of the trusted Python scripts beside the evaluator with torch's python3 and returns the JSON
+// object it printed last; `what` names the script in the failure ("the family matcher", ...).
+Expected<std::string> run_script_json(const std::string& script, std::vector<std::string> args,
+                                      const std::string& problem_file, const std::string& what) {
+  using R = Expected<std::string>;
   const std::string py = torch_python();
   if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
+  const std::vector<std::string> head = {py, beside_evaluator(script)};
+  args.insert(args.begin(), head.begin(), head.end());
   std::string out;
-  const int rc =
-      process::run_captured({py, beside_evaluator("kevolve_py_match.py"), "--problem", problem_file}, 300, out);
-  const std::string json = last_json(out);
+  const int rc = process::run_captured(args, 300, out);
+  std::string json = last_json(out);
   if (rc != 0 || json.empty())
-    return R::failure(problem_file + ": the family matcher gave no result (exit " + std::to_string(rc) +
+    return R::failure(problem_file + ": " + what + " gave no result (exit " + std::to_string(rc) +
                       "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  return json;
+}
+
+}  // namespace
+
+Expected<FamilyMatch> match_family(const std::string& problem_file) {
+  using R = Expected<FamilyMatch>;
+  auto ran = run_script_json("kevolve_py_match.py", {"--problem", problem_file}, problem_file, "the family matcher");
+  if (!ran) return R::failure(ran.status());
+  const std::string& json = *ran;
   FamilyMatch m;
   std::string error;
   const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
@@ -238,15 +254,10 @@ Expected<FamilyAnalysis> analyse_families(const std::string& problem_file) {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const std::string py = torch_python();
-  if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
-  std::string out;
-  const int rc =
-      process::run_captured({py, beside_evaluator("kevolve_py_families.py"), "--problem", problem_file}, 300, out);
-  const std::string json = last_json(out);
-  if (rc != 0 || json.empty())
-    return R::failure(problem_file + ": the family analysis gave no result (exit " + std::to_string(rc) +
-                      "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  auto ran =
+      run_script_json("kevolve_py_families.py", {"--problem", problem_file}, problem_file, "the family analysis");
+  if (!ran) return R::failure(ran.status());
+  const std::string& json = *ran;
   FamilyAnalysis a;
   const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
     std::string_view sv;
@@ -268,22 +279,17 @@ Expected<GeneratedKernel> generate_family_kernel(const std::string& problem_file
   using R = Expected<GeneratedKernel>;
   if (backend != "cpu" && backend != "cuda")
     return R::failure("generated kernels are for cpu or cuda, not '" + backend + "'");
-  const std::string py = torch_python();
-  if (py.empty()) return R::failure("no python3 with torch on this machine (set KEVOLVE_PYTHON)");
   std::string arg = "{";
   for (auto& [name, value] : params) {
     const FamilyParam* p = space.find(name);
     arg += (arg.size() > 1 ? ", " : "") + json_quote(name) + ": " + (p && !p->text ? value : json_quote(value));
   }
   arg += "}";
-  std::string out;
-  const int rc = process::run_captured({py, beside_evaluator("kevolve_py_families.py"), "--problem", problem_file,
-                                        "--backend", backend, "--params", arg},
-                                       300, out);
-  const std::string json = last_json(out);
-  if (rc != 0 || json.empty())
-    return R::failure(problem_file + ": the kernel generator gave no result (exit " + std::to_string(rc) +
-                      "): " + out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  auto ran =
+      run_script_json("kevolve_py_families.py", {"--problem", problem_file, "--backend", backend, "--params", arg},
+                      problem_file, "the kernel generator");
+  if (!ran) return R::failure(ran.status());
+  const std::string& json = *ran;
   GeneratedKernel k;
   std::string error;
   const std::string bad = read_json_object(json, [&](simdjson::ondemand::object& obj) {
