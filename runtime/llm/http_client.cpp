@@ -77,10 +77,12 @@ Expected<HttpResponse> exchange(net::io_context& ioc, Stream& stream, const Url&
   ioc.restart();
   ioc.run();
   if (!done || ec) {
-    if (ec == beast::error::timeout) return Expected<HttpResponse>::failure("timed out waiting for the reply");
+    if (ec == beast::error::timeout)
+      return Expected<HttpResponse>::failure(Errc::timeout, "timed out waiting for the reply");
     if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == net::error::eof)
-      return Expected<HttpResponse>::failure("the connection closed before the whole reply arrived (truncated)");
-    return Expected<HttpResponse>::failure("HTTP exchange failed: " + ec.message());
+      return Expected<HttpResponse>::failure(Errc::io,
+                                             "the connection closed before the whole reply arrived (truncated)");
+    return Expected<HttpResponse>::failure(Errc::io, "HTTP exchange failed: " + ec.message());
   }
   HttpResponse r;
   auto& msg = parser.get();
@@ -122,13 +124,14 @@ Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std
     tcp::resolver resolver(ioc);
     beast::error_code ec;
     auto results = resolver.resolve(url.host, url.port, ec);
-    if (ec) return R::failure("cannot resolve " + url.host + ": " + ec.message());
+    if (ec) return R::failure(Errc::unavailable, "cannot resolve " + url.host + ": " + ec.message());
     if (!url.tls) {
       beast::tcp_stream stream(ioc);
       stream.expires_at(deadline);
       stream.async_connect(results, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
       ioc.run();
-      if (ec) return R::failure("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
+      if (ec)
+        return R::failure(Errc::unavailable, "cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
       auto r = exchange(ioc, stream, url, headers, body, deadline, stream);
       stream.socket().shutdown(tcp::socket::shutdown_both, ec);
       return r;
@@ -138,7 +141,9 @@ Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std
       ctx.set_default_verify_paths();
     } else {
       ctx.load_verify_file(ca_file, ec);
-      if (ec) return R::failure("llm.ca_file: cannot use '" + ca_file + "' as CA certificates: " + ec.message());
+      if (ec)
+        return R::failure(Errc::invalid_argument,
+                          "llm.ca_file: cannot use '" + ca_file + "' as CA certificates: " + ec.message());
     }
     ctx.set_verify_mode(net::ssl::verify_peer);
     beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
@@ -148,11 +153,12 @@ Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std
     beast::get_lowest_layer(stream).expires_at(deadline);
     beast::get_lowest_layer(stream).async_connect(results, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
     ioc.run();
-    if (ec) return R::failure("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
+    if (ec)
+      return R::failure(Errc::unavailable, "cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
     ioc.restart();
     stream.async_handshake(net::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
     ioc.run();
-    if (ec) return R::failure("TLS handshake with " + url.host + " failed: " + ec.message());
+    if (ec) return R::failure(Errc::unavailable, "TLS handshake with " + url.host + " failed: " + ec.message());
     return exchange(ioc, stream, url, headers, body, deadline, beast::get_lowest_layer(stream));
   } catch (const std::exception& e) { return R::failure(std::string("HTTP client error: ") + e.what()); }
 }

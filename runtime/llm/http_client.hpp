@@ -27,7 +27,8 @@ std::string probe(const Url& url, double timeout_s);
 
 // POSTs `body` (JSON) with extra `headers`; the whole exchange must finish within timeout_s. HTTPS
 // verifies the server's certificate and name against the system's CAs, or against `ca_file` (PEM) when
-// one is given (an endpoint behind a private CA).
+// one is given (an endpoint behind a private CA). Error codes: unavailable (nothing was sent: resolve,
+// connect, TLS), timeout (sent, no whole reply in time), io (sent, the reply broke off).
 Expected<HttpResponse> http_post(const Url& url, const std::map<std::string, std::string>& headers,
                                  const std::string& body, double timeout_s, const std::string& ca_file = "");
 

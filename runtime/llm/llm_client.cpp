@@ -5,11 +5,20 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <thread>
 
 #include "runtime/core/json.hpp"
+#include "runtime/llm/error_policy.hpp"
 
 namespace kevolve::llm {
+
+ModelOptions LlmConfig::options_for(const std::string& m) const {
+  ModelOptions o;
+  if (auto it = model_options.find(m); it != model_options.end()) o = it->second;
+  if (o.token_parameter.empty()) o.token_parameter = token_parameter;
+  if (o.send_temperature < 0) o.send_temperature = send_temperature ? 1 : 0;
+  if (o.temperature < 0) o.temperature = temperature;
+  return o;
+}
 
 Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
   using R = Expected<std::shared_ptr<LlmClient>>;
@@ -19,6 +28,13 @@ Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
     return R::failure("llm.model: missing (expected the model name the endpoint serves)");
   for (auto& [m, w] : c.ensemble)
     if (m.empty() || !(w > 0)) return R::failure("llm.models: every entry needs a name and a weight > 0");
+  if (c.token_parameter != "max_tokens" && c.token_parameter != "max_completion_tokens")
+    return R::failure("llm.token_parameter: '" + c.token_parameter +
+                      "' (expected max_tokens or max_completion_tokens)");
+  for (auto& [m, o] : c.model_options)
+    if (!o.token_parameter.empty() && o.token_parameter != "max_tokens" && o.token_parameter != "max_completion_tokens")
+      return R::failure("llm.models: " + m + ": token_parameter '" + o.token_parameter +
+                        "' (expected max_tokens or max_completion_tokens)");
   auto url = parse_url(c.endpoint);
   if (!url) return R::failure("llm.endpoint: " + url.error());
   std::string key;
@@ -32,12 +48,17 @@ Expected<std::shared_ptr<LlmClient>> LlmClient::create(const LlmConfig& c) {
   return R(std::shared_ptr<LlmClient>(new LlmClient(c, *url, key)));
 }
 
-std::string LlmClient::request_body(const std::string& model, const std::string& system,
-                                    const std::string& user) const {
+int LlmClient::max_tokens_for(const std::string&) const { return c_.max_tokens; }
+
+std::string LlmClient::request_body(const std::string& model, const std::string& system, const std::string& user,
+                                    int max_tokens) const {
   using json::number;
   using json::quote;
-  std::string b = "{\"model\":" + quote(model) + ",\"max_tokens\":" + std::to_string(c_.max_tokens) +
-                  ",\"temperature\":" + number(c_.temperature);
+  const ModelOptions o = c_.options_for(model);
+  // Anthropic's Messages API knows only max_tokens; OpenAI's reasoning models only max_completion_tokens.
+  const std::string tokens = c_.provider == "anthropic" ? "max_tokens" : o.token_parameter;
+  std::string b = "{\"model\":" + quote(model) + ",\"" + tokens + "\":" + std::to_string(max_tokens);
+  if (o.send_temperature) b += ",\"temperature\":" + number(o.temperature);
   if (c_.provider == "anthropic")
     return b + ",\"system\":" + quote(system) + ",\"messages\":[{\"role\":\"user\",\"content\":" + quote(user) + "}]}";
   return b + ",\"messages\":[{\"role\":\"system\",\"content\":" + quote(system) +
@@ -50,42 +71,89 @@ Expected<Completion> LlmClient::parse(const std::string& body) const {
   simdjson::dom::element doc;
   if (p.parse(body).get(doc)) return R::failure("the reply is not valid JSON");
   Completion c;
+  std::string_view sv;
+  if (!doc["id"].get(sv)) c.request_id = std::string(sv);
+  int64_t n = 0;
   if (c_.provider == "anthropic") {
     simdjson::dom::array content;
-    if (doc["content"].get(content) || content.size() == 0) return R::failure("the reply has no content blocks");
-    for (auto block : content) {
+    if (doc["content"].get(content)) return R::failure("the reply has no content blocks");
+    for (auto block : content) {  // text blocks joined by a newline; thinking blocks are not the answer
       std::string_view type, text;
-      if (!block["type"].get(type) && type == "text" && !block["text"].get(text)) c.text += std::string(text);
+      if (block["type"].get(type)) continue;
+      if (type == "text" && !block["text"].get(text)) c.text += (c.text.empty() ? "" : "\n") + std::string(text);
+      if (type == "tool_use") c.tool_call = true;
     }
-    int64_t in = 0, out = 0;
-    if (!doc["usage"]["input_tokens"].get(in)) c.input_tokens = in;
-    if (!doc["usage"]["output_tokens"].get(out)) c.output_tokens = out;
+    if (!doc["stop_reason"].get(sv)) c.finish_reason = std::string(sv);
+    c.truncated = c.finish_reason == "max_tokens";
+    if (!doc["usage"]["input_tokens"].get(n)) c.input_tokens = n;
+    if (!doc["usage"]["output_tokens"].get(n)) c.output_tokens = n;
+    if (!doc["usage"]["cache_creation_input_tokens"].get(n)) c.cache_creation_tokens = n;
+    if (!doc["usage"]["cache_read_input_tokens"].get(n)) c.cache_read_tokens = n;
+    c.input_tokens += c.cache_creation_tokens + c.cache_read_tokens;  // Anthropic counts them apart
   } else {
     simdjson::dom::array choices;
     if (doc["choices"].get(choices) || choices.size() == 0) return R::failure("the reply has no choices");
-    std::string_view text;
-    if (choices.at(0)["message"]["content"].get(text))
-      return R::failure("the reply's first choice has no message content");
-    c.text = std::string(text);
-    int64_t in = 0, out = 0;
-    if (!doc["usage"]["prompt_tokens"].get(in)) c.input_tokens = in;
-    if (!doc["usage"]["completion_tokens"].get(out)) c.output_tokens = out;
+    auto first = choices.at(0);
+    if (first.error()) return R::failure("the reply has no choices");
+    auto msg = first["message"];
+    if (!msg["content"].get(sv)) c.text = std::string(sv);  // null content: no text (reasoning_content is not it)
+    simdjson::dom::array calls;
+    if (!msg["tool_calls"].get(calls) && calls.size() > 0) c.tool_call = true;
+    if (!first["finish_reason"].get(sv)) c.finish_reason = std::string(sv);
+    c.truncated = c.finish_reason == "length";
+    if (!doc["usage"]["prompt_tokens"].get(n)) c.input_tokens = n;
+    if (!doc["usage"]["completion_tokens"].get(n)) c.output_tokens = n;
+    if (!doc["usage"]["prompt_tokens_details"]["cached_tokens"].get(n)) c.cache_read_tokens = n;  // part of input
   }
-  if (c.text.empty()) return R::failure("the reply's text is empty");
   return c;
+}
+
+void LlmClient::count(const Completion& c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  usage_.input_tokens += c.input_tokens;
+  usage_.output_tokens += c.output_tokens;
+  usage_.cache_creation_tokens += c.cache_creation_tokens;
+  usage_.cache_read_tokens += c.cache_read_tokens;
+  usage_.truncated += c.truncated;
+  usage_.tool_calls += c.tool_call;
+  // Anthropic bills cache writes at 1.25x and cache reads at 0.1x of the input price.
+  double in = static_cast<double>(c.input_tokens);
+  if (c_.provider == "anthropic")
+    in += -static_cast<double>(c.cache_creation_tokens + c.cache_read_tokens) + 1.25 * c.cache_creation_tokens +
+          0.1 * c.cache_read_tokens;
+  usage_.cost += (in * c_.cost_per_mtok_in + c.output_tokens * c_.cost_per_mtok_out) / 1e6;
 }
 
 std::string LlmClient::budget_exhausted() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (c_.token_budget > 0 && usage_.input_tokens + usage_.output_tokens >= c_.token_budget)
-    return "LLM token budget of " + std::to_string(c_.token_budget) + " used up";
+  if (!permanent_.empty()) return permanent_;
+  if (c_.token_budget > 0 && usage_.total_tokens() >= c_.token_budget)
+    return "LLM token budget of " + std::to_string(c_.token_budget) + " used up (" +
+           std::to_string(usage_.total_tokens()) + " tokens spent)";
   if (c_.cost_budget > 0 && usage_.cost >= c_.cost_budget)
     return "LLM cost budget of " + std::to_string(c_.cost_budget) + " used up";
   return {};
 }
 
+std::string LlmClient::permanent_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return permanent_;
+}
+
+double LlmClient::backoff(int attempt, double asked) {
+  double wait = asked >= 0 ? asked : c_.backoff_s * std::pow(2.0, attempt);
+  std::lock_guard<std::mutex> lock(mu_);
+  wait *= 1.0 + std::uniform_real_distribution<double>(0, 0.2)(jitter_);  // jitter only lengthens a wait
+  return std::min(wait, c_.max_backoff_s);
+}
+
 Expected<Completion> LlmClient::complete(const std::string& system, const std::string& user, const std::string& model) {
-  if (auto why = budget_exhausted(); !why.empty()) return Expected<Completion>::failure(why);
+  return complete(system, user, RequestOptions{model, 0});
+}
+
+Expected<Completion> LlmClient::complete(const std::string& system, const std::string& user, const RequestOptions& o) {
+  using R = Expected<Completion>;
+  if (auto why = budget_exhausted(); !why.empty()) return R::failure(why);
   std::map<std::string, std::string> headers;
   if (c_.provider == "anthropic") {
     headers["anthropic-version"] = "2023-06-01";
@@ -93,44 +161,61 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
   } else if (!key_.empty()) {
     headers["authorization"] = "Bearer " + key_;
   }
-  const std::string body = request_body(model.empty() ? c_.model : model, system, user);
+  const std::string model = o.model.empty() ? c_.model : o.model;
+  const std::string body = request_body(model, system, user, o.max_tokens > 0 ? o.max_tokens : max_tokens_for(model));
+  const int64_t estimate = static_cast<int64_t>(system.size() + user.size()) / 4;  // ~4 characters a token
   std::string last_error;
   for (int attempt = 0; attempt <= c_.retries; ++attempt) {
-    double wait = std::min(60.0, c_.backoff_s * std::pow(2.0, attempt));
+    gate_.enter();  // waits out a back-off any request set, and the concurrency and per-minute limits
+    if (auto why = budget_exhausted(); !why.empty()) {
+      gate_.leave();
+      return R::failure(why);  // another request hit a permanent error or spent the budget meanwhile
+    }
     auto r = http_post(url_, headers, body, c_.timeout_s, c_.ca_file);
+    gate_.leave();
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++usage_.requests;
+      if (attempt > 0) ++usage_.retries;
+      // Sent but no usage came back: the provider still processed (and bills) the prompt.
+      if ((!r && (r.code() == Errc::timeout || r.code() == Errc::io))) usage_.estimated_tokens += estimate;
     }
+    double asked = -1;
     if (!r) {
-      last_error = r.error();
-    } else if (r->status == 429 || r->status >= 500) {
-      last_error = "HTTP " + std::to_string(r->status) + (r->status == 429 ? " (rate limited)" : " (server error)");
-      if (auto it = r->headers.find("retry-after"); it != r->headers.end()) {
-        char* end = nullptr;
-        const double s = std::strtod(it->second.c_str(), &end);
-        if (end != it->second.c_str() && s >= 0) wait = std::min(s, 300.0);
+      if (r.code() == Errc::invalid_argument) {  // our own configuration (ca_file): no retry helps
+        std::lock_guard<std::mutex> lock(mu_);
+        ++usage_.failures;
+        return R::failure(r.status());
       }
-    } else if (r->status != 200) {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++usage_.failures;
-      return Expected<Completion>::failure(redact("HTTP " + std::to_string(r->status) + " from " + url_.host + ": " +
-                                                  r->body.substr(0, 300)));  // client errors are not retried
-    } else if (auto c = parse(r->body); c) {
-      std::lock_guard<std::mutex> lock(mu_);
-      c->attempts = attempt + 1;
-      usage_.input_tokens += c->input_tokens;
-      usage_.output_tokens += c->output_tokens;
-      usage_.cost += (c->input_tokens * c_.cost_per_mtok_in + c->output_tokens * c_.cost_per_mtok_out) / 1e6;
-      return c;
-    } else {
+      last_error = r.error();
+    } else if (r->status == 200) {
+      auto c = parse(r->body);
+      if (c) {
+        c->attempts = attempt + 1;
+        for (const char* h : {"x-request-id", "request-id"})
+          if (auto it = r->headers.find(h); it != r->headers.end()) c->request_id = it->second;
+        count(*c);
+        return c;
+      }
       last_error = "malformed reply: " + c.error();
+      std::lock_guard<std::mutex> lock(mu_);
+      usage_.estimated_tokens += estimate;
+    } else {
+      const HttpVerdict v = classify_http(r->status, r->headers, r->body);
+      if (v.cls == ErrorClass::permanent) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++usage_.failures;
+        permanent_ = redact("the LLM provider refused the request (" + v.reason + " from " + url_.host + ")");
+        return R::failure(permanent_);  // never retried, and no later request is sent
+      }
+      last_error = v.reason;
+      asked = v.retry_after_s;
     }
-    if (attempt < c_.retries) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    if (attempt < c_.retries) gate_.back_off(backoff(attempt, asked));
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++usage_.failures;
-  return Expected<Completion>::failure(redact("no usable reply from " + url_.host + ":" + url_.port + " after " +
+  return R::failure(Errc::unavailable, redact("no usable reply from " + url_.host + ":" + url_.port + " after " +
                                               std::to_string(c_.retries + 1) + " attempts; last: " + last_error));
 }
 
