@@ -186,11 +186,13 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate,
                                     st.s.config.eval, st.s.config.device_class});
   }
+  // The operator's own reason (a spent budget, a provider's refusal, its circuit breaker) is the stop reason,
+  // ahead of the generic one.
+  if (!stop_reason.empty()) stop(self, stop_reason);
   if (st.make_failures > 200)
     stop(self, "the operator cannot propose anything new" +
                    (st.last_make_error.empty() ? std::string() : " (its last error: " + st.last_make_error + ")"));
   commit(self);
-  if (!stop_reason.empty()) stop(self, stop_reason);
   fill(self);
 }
 

@@ -174,7 +174,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
 
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout",
                              "retries", "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out",
-                             "token_budget", "cost_budget", "models", "ca_file", "kernel_language"});
+                             "token_budget", "cost_budget", "models", "ca_file", "kernel_language", "token_parameter",
+                             "send_temperature", "max_tokens_limit", "requests_per_minute", "max_backoff", "breaker"});
     if (c.op == "llm" && !l)
       r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
@@ -189,6 +190,13 @@ Expected<RunConfig> load_run_config(const std::string& path) {
         auto weight = t ? (*t)["weight"].value<double>() : std::nullopt;
         if (!name || !weight || *weight <= 0) r.fail("llm.models", "every entry needs name = \"MODEL\" and weight > 0");
         c.llm.ensemble.emplace_back(*name, *weight);
+        if (!t) continue;
+        llm::ModelOptions o;  // how this model is asked, when it differs from the [llm] table
+        o.token_parameter = (*t)["token_parameter"].value_or(std::string());
+        if (auto st = (*t)["send_temperature"].value<bool>()) o.send_temperature = *st ? 1 : 0;
+        if (auto temp = (*t)["temperature"].value<double>()) o.temperature = *temp;
+        if (!o.token_parameter.empty() || o.send_temperature >= 0 || o.temperature >= 0)
+          c.llm.model_options[*name] = o;
       }
     }
     r.get(l, "llm", "api_key_env", c.llm.api_key_env);
@@ -207,6 +215,15 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(l, "llm", "cost_per_mtok_out", c.llm.cost_per_mtok_out, 0, 1e6);
     r.get(l, "llm", "token_budget", c.llm.token_budget, 0, 1e12);
     r.get(l, "llm", "cost_budget", c.llm.cost_budget, 0, 1e9);
+    r.get(l, "llm", "token_parameter", c.llm.token_parameter);
+    if (c.llm.token_parameter != "max_tokens" && c.llm.token_parameter != "max_completion_tokens")
+      r.fail("llm.token_parameter", "'" + c.llm.token_parameter + "' (expected max_tokens or max_completion_tokens)");
+    r.get(l, "llm", "send_temperature", c.llm.send_temperature);
+    r.get(l, "llm", "max_tokens_limit", c.llm.max_tokens_limit, 0, 1e7);
+    r.get(l, "llm", "requests_per_minute", c.llm.requests_per_minute, 0, 1e6);
+    r.get(l, "llm", "max_backoff", c.llm.max_backoff_s, 0, 3600);
+    r.get(l, "llm", "breaker", c.llm.breaker, 0, 1e6);
+    c.llm.concurrency = c.llm_concurrency;  // one limit for the operator's lanes and the provider's requests
 
     auto n = r.table("null", {"delay_ms", "ledger"});
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);

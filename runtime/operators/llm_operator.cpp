@@ -1,13 +1,18 @@
 #include "runtime/operators/llm_operator.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <kainjow/mustache.hpp>
 #include <sstream>
+#include <thread>
 
 #include "runtime/core/expr.hpp"
 #include "runtime/operators/apply_diff.hpp"
 #include "runtime/operators/diagnosis.hpp"
+#include "runtime/operators/reply_code.hpp"
 
 namespace kevolve {
 
@@ -28,64 +33,52 @@ Expected<PromptTemplates> PromptTemplates::load(const std::string& root) {
   return t;
 }
 
-namespace {
-
-// Whether a source defines a candidate: the host entry point, a kernel-only CUDA launch line, or a ModelNew.
-bool defines_kernel(const std::string& s) {
-  return s.find("kevolve_kernel") != std::string::npos || s.find("@kevolve kernel") != std::string::npos ||
-         s.find("class ModelNew") != std::string::npos;
-}
-
-// Whether a fenced block (its info string and body), or a bare reply, is a diff rather than a source file.
-bool is_diff(const std::string& lang, const std::string& body) {
-  const size_t first = body.find_first_not_of(" \t\r\n");
-  const std::string head = first == std::string::npos ? "" : body.substr(first, 16);
-  return lang.find("diff") != std::string::npos || lang.find("patch") != std::string::npos ||
-         head.rfind("--- ", 0) == 0 || head.rfind("diff --git", 0) == 0 || head.rfind("@@", 0) == 0;
-}
-
-// The reply's fenced blocks: the last one with source defining the kernel, and the last diff.
-struct ReplyBlocks {
-  std::string code, diff;
-  bool fenced = false;
-};
-
-ReplyBlocks scan_reply(const std::string& reply) {
-  ReplyBlocks r;
-  for (size_t pos = 0;;) {
-    const size_t open = reply.find("```", pos);
-    if (open == std::string::npos) break;
-    r.fenced = true;
-    const size_t eol = reply.find('\n', open);
-    if (eol == std::string::npos) break;
-    const std::string lang = reply.substr(open + 3, eol - open - 3);
-    const size_t close = reply.find("```", eol + 1);
-    if (close == std::string::npos) break;
-    const std::string body = reply.substr(eol + 1, close - eol - 1);
-    if (is_diff(lang, body))
-      r.diff = body;
-    else if (defines_kernel(body))
-      r.code = body;
-    pos = close + 3;
-  }
-  if (!r.fenced && is_diff("", reply)) r.diff = reply;
-  return r;
-}
-
-}  // namespace
-
 Expected<std::string> extract_code(const std::string& reply) {
   using R = Expected<std::string>;
-  const ReplyBlocks b = scan_reply(reply);
-  if (!b.code.empty()) return b.code;
-  if (!b.diff.empty()) return R::failure("the reply is a diff; a full source file is required");
-  if (!b.fenced &&
-      (reply.find("kevolve_kernel(") != std::string::npos || reply.find("@kevolve kernel") != std::string::npos ||
-       reply.find("class ModelNew") != std::string::npos))
-    return reply;
+  const ReplyCode r = read_reply(reply);
+  if (r.diff_final) return R::failure("the reply is a diff; a full source file is required");
+  if (!r.code.empty()) return r.code;
+  if (!r.diff.empty()) return R::failure("the reply is a diff; a full source file is required");
   return R::failure(
       "the reply contains no source defining kevolve_kernel (or a CUDA kernel with its // @kevolve launch lines, "
       "or for a KernelBench-format problem a class ModelNew)");
+}
+
+std::string cut_note(const std::string& text, size_t limit) {
+  if (text.size() <= limit) return text;
+  const std::string head = text.substr(0, limit);
+  size_t cut = head.rfind("\n#");  // the last heading that starts within the limit
+  if (cut == std::string::npos || cut < limit / 3) cut = head.rfind("\n\n");
+  if (cut == std::string::npos || cut < limit / 3) cut = head.rfind('\n');
+  if (cut == std::string::npos || cut < limit / 3) cut = head.find_last_of(" \t");
+  if (cut == std::string::npos) cut = limit;
+  std::string out = text.substr(0, cut);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out + "\n[... the rest of this note (" + std::to_string(text.size() - cut) + " characters) is left out]";
+}
+
+std::string describe_local_cpu(int eval_threads) {
+  std::string model;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  std::string o =
+      (model.empty() ? std::string("an x86 CPU") : model) + ", " + std::to_string(cores) +
+      " logical cores on this machine; the evaluation runs each candidate with " +
+      (eval_threads > 0 ? std::to_string(eval_threads) + " thread(s)" : "all " + std::to_string(cores) + " cores") +
+      " (OpenMP's default team has that size)";
+  std::string caches;
+  for (auto [name, key] :
+       {std::pair{"L1d", _SC_LEVEL1_DCACHE_SIZE}, {"L2", _SC_LEVEL2_CACHE_SIZE}, {"L3", _SC_LEVEL3_CACHE_SIZE}}) {
+    const long b = sysconf(key);
+    if (b > 0) caches += (caches.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(b / 1024) + " KiB";
+  }
+  if (!caches.empty()) o += "; caches: " + caches;
+  return o;
 }
 
 LlmOperator::LlmOperator(LlmOperatorSetup s)
@@ -97,7 +90,30 @@ LlmOperator::LlmOperator(LlmOperatorSetup s)
       constraints_(std::move(s.hardware_constraints)),
       kb_(std::move(s.kb)),
       concurrency_(std::max(1, s.concurrency)),
-      backend_(std::move(s.backend)) {}
+      backend_(std::move(s.backend)),
+      eval_threads_(s.eval_threads),
+      machine_(std::move(s.machine)) {
+  if (machine_.empty() && (backend_ == "cpu" || backend_ == "python")) machine_ = describe_local_cpu(eval_threads_);
+}
+
+std::string LlmOperator::fatal() const {
+  if (auto p = client_->permanent_error(); !p.empty()) return p;
+  std::lock_guard<std::mutex> lock(mu_);
+  return breaker_;
+}
+
+std::string LlmOperator::exhausted() const {
+  if (auto f = fatal(); !f.empty()) return f;
+  return client_->budget_exhausted();
+}
+
+std::string LlmOperator::entry_words() const {
+  if (kernelbench()) return "a complete Python file defining class ModelNew in one ```python block";
+  if (backend_ == "cuda")
+    return "the complete CUDA source with its `// @kevolve kernel` launch lines (or extern \"C\" int "
+           "kevolve_kernel(const kv_args* a)) in one ```cuda block";
+  return "the complete C++ source defining extern \"C\" int kevolve_kernel(const kv_args* a) in one ```cpp block";
+}
 
 namespace {
 
@@ -203,7 +219,15 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
     d.set("parent_status", std::string(status_name(parent->status)) +
                                (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" : ""));
     d.set("parent_source", pc.source);
-    if (!pc.report.empty()) d.set("parent_report", pc.report.substr(0, 4000));
+    std::string report = pc.report.substr(0, 4000);
+    if (parent->correct()) {  // a "where:" line locates a failure; on a correct kernel it only confuses
+      std::string kept;
+      std::istringstream lines(report);
+      for (std::string l; std::getline(lines, l);)
+        if (l.rfind("where:", 0) != 0) kept += l + "\n";
+      report = kept;
+    }
+    if (!report.empty()) d.set("parent_report", report);
     Diagnosis diag = diagnose(*parent, spec, pc.report, backend);
     directives.push_back(diag.summary);
     directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
@@ -234,7 +258,10 @@ void describe_best(mu::data& d, const Proposal& p, const SearchGraph& g, const O
   mu::data list{mu::data::type::list};
   mu::data e;
   e.set("id", std::to_string(b->id));
-  e.set("speedup", std::to_string(b->fitness));
+  char speed[32];
+  std::snprintf(speed, sizeof speed, "%.3f", b->fitness);
+  e.set("speedup", std::string(speed));
+  if (!ctx.best.source.empty()) e.set("source", ctx.best.source.substr(0, 8000));
   list.push_back(e);
   ex.set("items", list);
   d.set("exemplars", ex);
@@ -251,13 +278,118 @@ void describe_knowledge(mu::data& d, const KnowledgeBase& kb, const KbQuery& que
         mu::data e;
         e.set("title", doc.title);
         e.set("path", doc.path);
-        e.set("text", doc.body.substr(0, 2500));
+        e.set("text", cut_note(doc.body, 2500));
         list.push_back(e);
       }
   mu::data kn;
   kn.set("items", list);
   d.set("knowledge", kn);
 }
+
+// The reference's semantics as the spec states them: the comment block heading problem.toml (the formula)
+// and the libtorch reference's own code (backends/reference/references.cpp), when they can be read.
+std::string reference_semantics(const ProblemSpec& spec) {
+  std::string out;
+  std::ifstream toml(spec.file);
+  for (std::string line; std::getline(toml, line);) {
+    if (line.rfind("#", 0) != 0) break;
+    out += line.substr(line.find_first_not_of("# ") == std::string::npos ? line.size() : 1) + "\n";
+  }
+  std::ifstream refs(std::string(KEVOLVE_SOURCE_DIR) + "/backends/reference/references.cpp");
+  std::stringstream ss;
+  ss << refs.rdbuf();
+  const std::string src = ss.str();
+  const size_t at = spec.reference.empty() ? std::string::npos : src.find("{\"" + spec.reference + "\",");
+  if (at != std::string::npos) {
+    const size_t line = src.rfind('\n', at);
+    size_t end = src.find("\n  r.push_back", at);
+    if (end == std::string::npos) end = src.find("\n  return r;", at);
+    if (end != std::string::npos && end - line < 6000)
+      out += (out.empty() ? "" : "\n") +
+             std::string("The libtorch reference (its inputs i[k] follow the names listed ") + "in it):\n```cpp\n" +
+             src.substr(line + 1, end - line - 1) + "\n```\n";
+  }
+  return out;
+}
+
+// The last attempts of the search, newest first: operation, parent, outcome, and what the reply said it did.
+void describe_history(mu::data& d, const Proposal& p, const SearchGraph& g,
+                      const std::map<std::string, std::string>& summaries) {
+  std::vector<const NodeRecord*> scored;
+  for (auto& [id, n] : g.nodes())
+    if (n.scored()) scored.push_back(&n);
+  std::sort(scored.begin(), scored.end(), [](auto* a, auto* b) { return a->id > b->id; });
+  mu::data list{mu::data::type::list};
+  int shown = 0;
+  for (auto* n : scored) {
+    if (shown == 6) break;
+    if (!p.parents.empty() && n->id == p.parents[0]) continue;  // the parent is described in full below
+    std::string line = "node " + std::to_string(n->id) + " (" + operation_name(n->op) +
+                       (n->parents.empty() ? "" : " of node " + std::to_string(n->parents[0])) + "): ";
+    if (n->correct()) {
+      char speed[32];
+      std::snprintf(speed, sizeof speed, "%.3fx", n->fitness);
+      line += std::string("correct, ") + speed;
+    } else {
+      line += status_name(n->status);
+      const std::string why = n->message.empty() ? n->reason : n->message;
+      if (!why.empty()) line += ": " + why.substr(0, 160);
+    }
+    if (auto it = n->params.find("source"); it != n->params.end())
+      if (auto s = summaries.find(it->second); s != summaries.end()) line += " — it said: " + s->second;
+    list.push_back(mu::data(line));
+    ++shown;
+  }
+  if (shown == 0) return;
+  mu::data h;
+  h.set("items", list);
+  d.set("history", h);
+}
+
+// What the reply says it changed: its prose after the last code block (or before it), one or two sentences.
+std::string change_summary(const std::string& reply) {
+  const std::string text = strip_thinking(reply);
+  const size_t close = text.rfind("```");
+  std::string tail = close == std::string::npos ? "" : text.substr(close + 3);
+  if (tail.find_first_not_of(" \t\r\n") == std::string::npos) tail = text.substr(0, text.find("```"));
+  for (auto& c : tail)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  const size_t b = tail.find_first_not_of(' ');
+  if (b == std::string::npos) return {};
+  tail = tail.substr(b);
+  if (tail.size() > 240) tail = tail.substr(0, tail.find_last_of(' ', 240)) + " ...";
+  return tail;
+}
+
+const char* kCpuExample =
+    "// y = a * x + b, elementwise over any shape (contiguous float32), one OpenMP loop.\n"
+    "#include \"kevolve_kernel.h\"\n"
+    "#include <cstdint>\n\n"
+    "extern \"C\" int kevolve_kernel(const kv_args* a) {\n"
+    "  const float* x = static_cast<const float*>(a->inputs[0].data);\n"
+    "  float* y = static_cast<float*>(a->outputs[0].data);\n"
+    "  int64_t n = 1;\n"
+    "  for (int d = 0; d < a->inputs[0].ndim; ++d) n *= a->inputs[0].shape[d];\n"
+    "  const float s = static_cast<float>(a->params[0]), b = static_cast<float>(a->params[1]);\n"
+    "#pragma omp parallel for simd schedule(static)\n"
+    "  for (int64_t i = 0; i < n; ++i) y[i] = s * x[i] + b;\n"
+    "  return 0;\n"
+    "}\n";
+
+const char* kCudaExample =
+    "// y = a * x + b, elementwise, one thread per element.\n"
+    "// @kevolve kernel axpb\n"
+    "// @kevolve grid cdiv(N, 256)\n"
+    "// @kevolve block 256\n"
+    "#include \"kevolve_kernel.h\"\n\n"
+    "extern \"C\" __global__ void axpb(const kv_cuda_args a) {\n"
+    "  const long long n = kv_numel(&a.inputs[0]);\n"
+    "  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "  if (i >= n) return;\n"
+    "  const float* x = (const float*)a.inputs[0].data;\n"
+    "  float* y = (float*)a.outputs[0].data;\n"
+    "  y[i] = (float)a.params[0] * x[i] + (float)a.params[1];\n"
+    "}\n";
 
 std::string render(const std::string& tmpl, const mu::data& d) {
   mu::mustache m(tmpl);
@@ -292,8 +424,24 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   if (!constraints_.empty()) d.set("hardware_constraints", constraints_);
   describe_problem(d, spec_, backend_, kernelbench());
   d.set("task", task_text(p.op, kernelbench()));
+  if (!kernelbench())
+    if (auto sem = reference_semantics(spec_); !sem.empty()) d.set("reference_semantics", sem);
+  if (!machine_.empty()) d.set("machine", machine_);
+  if (p.op == Operation::seed && !kernelbench()) {
+    mu::data ex;
+    ex.set("code", std::string(backend_ == "cuda" ? kCudaExample : kCpuExample));
+    d.set("example", ex);
+  }
   const std::string diagnosis = describe_parents(d, p, g, ctx, spec_, backend_);
   describe_best(d, p, g, ctx);
+  {
+    std::map<std::string, std::string> summaries;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      summaries = summaries_;
+    }
+    describe_history(d, p, g, summaries);
+  }
   if (kb_) {
     const std::string query = spec_.name + " " + shape_text(spec_.tags) + (diagnosis.empty() ? "" : " " + diagnosis);
     describe_knowledge(d, *kb_, {query, hardware_, spec_.name, 2}, ctx);
@@ -312,55 +460,108 @@ std::string LlmOperator::pick_model(Rng& rng) const {
   return e.back().first;
 }
 
+Expected<Offspring> LlmOperator::give_up(const std::string& why) {
+  const int n = ++failed_in_a_row_;
+  const int limit = client_->config().breaker;
+  if (limit > 0 && n >= limit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (breaker_.empty())
+      breaker_ = "the LLM operator stopped after " + std::to_string(n) +
+                 " proposals in a row got no usable reply (circuit breaker, [llm] breaker = " + std::to_string(limit) +
+                 "); last: " + why;
+  }
+  return Expected<Offspring>::failure("LLM: " + why);
+}
+
+// One proposal: the prompt, at most two replies (the second asked with a note saying why the first could not
+// be used, and with a larger token limit when the first was cut), the child from the usable one.
 Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
+  if (auto why = exhausted(); !why.empty()) return Expected<Offspring>::failure("LLM: " + why);
   auto [system, user] = prompts(p, g, ctx);
   const std::string model = pick_model(rng);
   const std::string* parent_source =
       ctx.parents.empty() || ctx.parents[0].source.empty() ? nullptr : &ctx.parents[0].source;
+  int max_tokens = client_->max_tokens_for(model);
   std::string note, transcript;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    const std::string asked = note.empty() ? user
-                                           : user + "\n\n# Note\nYour previous reply could not be used: " + note +
-                                                 ". Answer with the complete source in one ```" + fence() + " block.";
-    auto reply = client_->complete(system, asked, model);
-    if (!reply) return Expected<Offspring>::failure("LLM: " + reply.error());
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string asked =
+        note.empty()
+            ? user
+            : user + "\n\n# Note\nYour previous reply could not be used: " + note + ". Answer with " + entry_words() +
+                  (parent_source ? " (or a unified diff against the parent in one ```diff block)" : "") + ".";
+    auto reply = client_->complete(system, asked, llm::RequestOptions{model, max_tokens});
+    if (!reply) {
+      if (!client_->permanent_error().empty() || !client_->budget_exhausted().empty())
+        return Expected<Offspring>::failure("LLM: " + reply.error());  // exhausted() stops the search
+      return give_up(reply.error());
+    }
     if (!transcript.empty()) transcript += "\n\n----- retry (the reply above could not be used: " + note + ") -----\n";
-    transcript += reply->text;
-    auto code = extract_code(reply->text);
+    transcript += "[reply" + (reply->request_id.empty() ? std::string() : " " + reply->request_id) + ", " +
+                  (reply->finish_reason.empty() ? "no finish reason" : "finish " + reply->finish_reason) + ", " +
+                  std::to_string(reply->input_tokens) + " input + " + std::to_string(reply->output_tokens) +
+                  " output tokens]\n" + reply->text;
+    // Replies that cannot hold a whole answer: cut at the limit, a tool call, nothing but reasoning.
+    if (reply->truncated) {
+      ++unusable_;
+      note = "it was cut at the output limit of " + std::to_string(max_tokens) +
+             " tokens before it ended, so none of its code was used; write less prose";
+      max_tokens = std::min(client_->max_tokens_limit(), max_tokens * 2);
+      continue;
+    }
+    if (reply->tool_call && strip_thinking(reply->text).find("```") == std::string::npos) {
+      ++unusable_;
+      note = "it called a tool, and no tools are available here: answer in plain text";
+      continue;
+    }
+    const ReplyCode rc = read_reply(reply->text);
+    std::string code = rc.diff_final ? std::string() : rc.code;
     std::string patched;  // ", a diff on node N" when the code is the parent patched by the reply
-    if (!code) {
+    if (code.empty()) {
       // A diff against the parent is applied to the parent's source; one that does not apply is asked again.
-      const std::string diff = scan_reply(reply->text).diff;
-      if (diff.empty()) {
-        note = code.error();
+      if (rc.diff.empty()) {
+        ++unusable_;
+        note =
+            strip_thinking(reply->text).find_first_not_of(" \t\r\n") == std::string::npos
+                ? "it had no text besides its reasoning"
+                : "it contains no " + std::string(kernelbench()        ? "class ModelNew"
+                                                  : backend_ == "cuda" ? "CUDA kernel with its // @kevolve launch lines"
+                                                                       : "source defining kevolve_kernel");
         continue;
       }
       if (!parent_source) {
+        ++unusable_;
         note = "the reply is a diff, but there is no parent kernel to apply it to; a full source file is required";
         continue;
       }
-      auto applied = apply_unified_diff(*parent_source, diff, "the parent");
+      auto applied = apply_unified_diff(*parent_source, rc.diff, "the parent");
       if (!applied) {
+        ++unusable_;
         note = "your diff could not be applied: " + applied.error();
         continue;
       }
-      if (!defines_kernel(*applied)) {
+      if (!defines_entry(*applied)) {
+        ++unusable_;
         note = "your diff, applied to the parent, leaves no source defining the kernel";
         continue;
       }
-      code = std::move(applied);
+      code = std::move(*applied);
       patched = ", a diff on node " + std::to_string(p.parents.empty() ? ctx.parents[0].id : p.parents[0]);
     }
+    failed_in_a_row_ = 0;
     Offspring o;
-    o.candidate.source = *code;
+    o.candidate.source = code;
     o.candidate.language = kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp";
     o.candidate.provenance = "llm " + model + " (" + operation_name(p.op) + patched + ")";
-    o.params["source"] = std::to_string(std::hash<std::string>{}(*code));  // identical kernels are duplicates
+    o.params["source"] = std::to_string(std::hash<std::string>{}(code));  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;
     o.reply = transcript;  // the replies as received (a diff stays a diff; the source is the patched parent)
+    if (auto summary = change_summary(reply->text); !summary.empty()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      summaries_[o.params["source"]] = summary;
+    }
     return o;
   }
-  return Expected<Offspring>::failure("LLM replies could not be used after 3 attempts: " + note);
+  return give_up("replies could not be used after 2 attempts: " + note);
 }
 
 }  // namespace kevolve

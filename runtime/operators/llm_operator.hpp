@@ -2,10 +2,16 @@
 // problem and reference, target hardware and its constraints, the parent's source, the evaluator's report
 // on it, a diagnosis with directives, the best kernel so far, and knowledge-base notes retrieved for the
 // situation — using the mustache templates in knowledge/prompts/, asks the LLM, and extracts the kernel
-// from the reply. A reply without usable code is retried (bounded) with the reason; the prompt and reply
-// are returned so the search stores them with the node.
+// from the reply (reply_code.hpp). A reply without usable code (no code, a tool call, cut at the token
+// limit) is asked again once with the prompt adjusted for it (a larger token limit for a cut reply); the
+// operator's circuit breaker stops the search after `[llm] breaker` proposals in a row got no usable reply,
+// and a permanent provider error stops it at once (exhausted(), fatal()). The prompt and every reply are
+// returned so the search stores them with the node.
 #pragma once
+#include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "runtime/records/backend_kind.hpp"
 #include "knowledge/knowledge_base.hpp"
@@ -22,11 +28,20 @@ struct PromptTemplates {
   static Expected<PromptTemplates> load(const std::string& knowledge_root);
 };
 
-// The kernel in a reply: the last fenced ```cpp / ```cuda / ```python / ``` block that defines a kernel (or
-// the whole reply when it is bare code). A kernel is defined by `kevolve_kernel` (the host entry point), by a
-// `// @kevolve kernel` launch line (a kernel-only CUDA candidate) or, for a KernelBench-format problem, by
-// `class ModelNew`. A diff, or a reply without a kernel, is an error that says why.
+// The kernel in a reply (read_reply in reply_code.hpp: thinking removed, the final block defining the entry
+// point with the helper blocks it needs, test main() dropped). A kernel is defined by `kevolve_kernel(const
+// kv_args*` (the host entry point), by a `// @kevolve kernel` launch line (a kernel-only CUDA candidate) or,
+// for a KernelBench-format problem, by `class ModelNew`. A final diff, or a reply without a kernel, is an
+// error that says why.
 Expected<std::string> extract_code(const std::string& reply);
+
+// The machine this process runs on, as a kernel engineer states it: CPU model, cores, the threads the
+// evaluation gives a candidate (0 = all cores), cache sizes.
+std::string describe_local_cpu(int eval_threads);
+
+// A knowledge note cut to at most `limit` characters at a section boundary (a heading, else a paragraph,
+// else a line), never mid-word; says when something was left out.
+std::string cut_note(const std::string& text, size_t limit);
 
 // Everything an LLM operator is made from.
 struct LlmOperatorSetup {
@@ -39,6 +54,8 @@ struct LlmOperatorSetup {
   std::shared_ptr<KnowledgeBase> kb;  // may be none: no retrieved notes
   int concurrency = 1;                // LLM requests at once
   std::string backend = "cpu";        // the ABI in the prompts, the benchmark shape, the candidates' language
+  int eval_threads = 0;               // threads the evaluation gives each candidate (0 = all cores)
+  std::string machine;                // the evaluating machine in words; "" = this machine (CPU backends)
 };
 
 class LlmOperator : public Operator {
@@ -54,8 +71,12 @@ class LlmOperator : public Operator {
   std::shared_ptr<KnowledgeBase> knowledge_base() const override { return kb_; }
   // The problem, its tags and the parent's diagnosis, for the two most relevant documents of this target.
   KbQuery knowledge_query(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const override;
-  std::string exhausted() const override { return client_->budget_exhausted(); }
+  // A spent budget, a permanent provider error or the open circuit breaker ("" while it can go on).
+  std::string exhausted() const override;
+  // Why the operator failed rather than finished: a permanent provider error or the open breaker ("" if not).
+  std::string fatal() const;
   llm::Usage usage() const { return client_->usage(); }
+  int64_t unusable_replies() const { return unusable_; }
 
   // The model for one request: the config's, or one of the ensemble drawn by weight.
   std::string pick_model(Rng& rng) const;
@@ -79,8 +100,17 @@ class LlmOperator : public Operator {
   std::string
       backend_;  // cpu | cuda | python | python-cuda: the ABI in the prompts, the benchmark shape, the candidates' language
   std::string kernel_language_;
+  int eval_threads_ = 0;
+  std::string machine_;
+  std::atomic<int64_t> unusable_{0};     // replies that could not be used
+  std::atomic<int> failed_in_a_row_{0};  // proposals in a row without a usable reply
+  mutable std::mutex mu_;
+  std::string breaker_;                           // why the breaker opened ("" = closed)
+  std::map<std::string, std::string> summaries_;  // source hash -> what the reply said it changed
   std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
   std::string system_prompt() const;
+  std::string entry_words() const;                      // what a usable reply must define, for this backend
+  Expected<Offspring> give_up(const std::string& why);  // counts a proposal without a usable reply
 };
 
 }  // namespace kevolve

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -302,5 +303,88 @@ TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evalua
   CHECK(second->find("one ```python block") != std::string::npos);
   CHECK(fs::exists(dir + "/out/best/model_new.py"));
   CHECK(server.requests().size() == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a permanent provider error stops the search at once, with the provider's message", "[llm][engine][errors]") {
+  Server server;
+  server.generate([](int) {
+    return Server::Reply{401, Server::openai_error("Incorrect API key provided: sk-proj-****1234.",
+                                                   "invalid_request_error", "invalid_api_key")};
+  });
+  const std::string root = std::string(KEVOLVE_SOURCE_DIR) + "/knowledge";
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "fixture-model";
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  auto op = std::make_shared<LlmOperator>(LlmOperatorSetup{*client, *PromptTemplates::load(root), *spec,
+                                                           "torch.softmax(x, -1)", "x86-avx2", "", nullptr, 2});
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-401-" + std::to_string(getpid()))).string();
+  auto cfg = llm_search_config(*spec, dir, "denied", 20);
+  cfg.max_in_flight = 4;
+  auto s = run_search(cfg, *spec, op, {});
+  REQUIRE(s);
+  CHECK(s->finished);
+  CHECK(s->evaluated == 0);
+  CHECK(s->stop_reason.find("HTTP 401") != std::string::npos);
+  CHECK(s->stop_reason.find("Incorrect API key provided") != std::string::npos);
+  CHECK(server.requests().size() <= 2);  // at most the requests already in flight (concurrency 2), not 201
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tool-call replies: asked again once each, then the circuit breaker stops the search",
+          "[llm][engine][errors]") {
+  Server server;
+  server.generate([](int) { return Server::Reply{200, Server::openai_tool_call(50, 10)}; });
+  const std::string root = std::string(KEVOLVE_SOURCE_DIR) + "/knowledge";
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "fixture-model";
+  lc.breaker = 4;
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  auto op = std::make_shared<LlmOperator>(LlmOperatorSetup{*client, *PromptTemplates::load(root), *spec,
+                                                           "torch.softmax(x, -1)", "x86-avx2", "", nullptr, 1});
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-tool-" + std::to_string(getpid()))).string();
+  auto s = run_search(llm_search_config(*spec, dir, "tools", 20), *spec, op, {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 0);
+  CHECK(s->stop_reason.find("circuit breaker") != std::string::npos);
+  CHECK(s->stop_reason.find("it called a tool") != std::string::npos);
+  CHECK(server.requests().size() == 8);  // 4 proposals x 2 replies, not 603
+  CHECK((*client)->usage().input_tokens == 8 * 50);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("kevolve run: a quota error ends the run with a non-zero status, the message on stderr and in report.json",
+          "[llm][cli][errors]") {
+  Server server;
+  server.generate([](int) {
+    return Server::Reply{429, Server::openai_error("You exceeded your current quota, please check your plan and "
+                                                   "billing details.",
+                                                   "insufficient_quota", "insufficient_quota")};
+  });
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-quota-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir + "/run.toml")
+      << "[search]\nproblem = \"" << KEVOLVE_SOURCE_DIR << "/tests/fixtures/problems/softmax_small/problem.toml\"\n"
+      << "id = \"quota\"\noperator = \"llm\"\nmax_in_flight = 2\nretime_top = 0\n[budget]\nevaluations = 10\n"
+      << "[llm]\nprovider = \"openai\"\nendpoint = \"" << server.url("/v1/chat/completions")
+      << "\"\nmodel = \"fixture-model\"\n[store]\npath = \"" << dir << "/store\"\ncheckpoint_seconds = 0\n";
+  std::string out;
+  const int rc = run_cli(dir + "/run.toml --out " + dir + "/out", out);
+  INFO(out);
+  CHECK(rc != 0);
+  CHECK(out.find("the search stopped on an LLM error") != std::string::npos);
+  CHECK(out.find("You exceeded your current quota") != std::string::npos);
+  CHECK(server.requests().size() <= 2);
+  std::ifstream report(dir + "/out/report.json");
+  std::stringstream text;
+  text << report.rdbuf();
+  CHECK(text.str().find("You exceeded your current quota") != std::string::npos);
   fs::remove_all(dir);
 }

@@ -59,7 +59,7 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!hw) return R::failure("search.hardware: " + hw.error());
   auto op = std::make_shared<LlmOperator>(
       LlmOperatorSetup{*client, *prompts, spec, spec.description + " (PyTorch reference: " + spec.reference + ")",
-                       c.hardware, hw->text, *kb, c.llm_concurrency, c.backend});
+                       c.hardware, hw->text, *kb, c.llm_concurrency, c.backend, c.eval.threads});
   if (!c.llm_kernel_language.empty()) {
     if (!op->kernelbench())
       return R::failure("llm.kernel_language: applies to KernelBench-format (.py) problems; " + spec.name +
@@ -226,8 +226,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   if (auto* l = dynamic_cast<LlmOperator*>(op.get())) {
     const auto u = l->usage();
     std::cerr << (tty ? "\n" : "") << "kevolve: LLM " << c.llm.model << ": " << u.requests << " requests ("
-              << u.failures << " failed), " << u.input_tokens << " input + " << u.output_tokens
-              << " output tokens, cost " << u.cost << "\n";
+              << u.failures << " failed, " << u.retries << " retries, " << l->unusable_replies() << " unusable), "
+              << u.input_tokens << " input (" << u.cache_read_tokens << " cache read, " << u.cache_creation_tokens
+              << " cache write) + " << u.output_tokens << " output + " << u.estimated_tokens
+              << " estimated tokens, cost " << u.cost << "\n";
   }
   if (tty) std::cerr << "\n";
   if (!status) {
@@ -235,7 +237,12 @@ int run(const std::string& config_path, std::string out, const std::string& stor
     return g_interrupted ? 130 : 1;
   }
   std::cerr << "kevolve: finished: " << status->stop_reason << "\n";
-  return report(c, *spec, out);
+  const int written = report(c, *spec, out);
+  if (auto* l = dynamic_cast<LlmOperator*>(op.get()); l && !l->fatal().empty()) {
+    std::cerr << "kevolve run: the search stopped on an LLM error: " << l->fatal() << "\n";
+    return written ? written : 3;  // the report is written, but the run did not do its work
+  }
+  return written;
 }
 
 }  // namespace

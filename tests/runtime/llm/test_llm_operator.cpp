@@ -1,0 +1,264 @@
+// The LLM operator against a real HTTP server on 127.0.0.1 playing the provider: replies cut at the token
+// limit are never evaluated, tool calls and prose are asked again once and then trip the circuit breaker,
+// a permanent error stops it after one request, every token is accounted for under a realistic mix of
+// failures (the soak), and the prompts carry what a kernel engineer needs.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "fake_llm_server.hpp"
+#include "runtime/config/problem_loader.hpp"
+#include "runtime/operators/llm_operator.hpp"
+
+using namespace kevolve;
+using Server = kevolve::test::FakeLlmServer;
+
+namespace {
+
+std::string kernel(int variant) {
+  return "#include \"kevolve_kernel.h\"\n// variant " + std::to_string(variant) +
+         "\nextern \"C\" int kevolve_kernel(const kv_args* a) {\n  (void)a;\n  return 0;\n}\n";
+}
+std::string fenced(int variant) { return "```cpp\n" + kernel(variant) + "```\nA plain kernel."; }
+
+struct Fixture {
+  Server server;
+  std::shared_ptr<llm::LlmClient> client;
+  std::shared_ptr<LlmOperator> op;
+  explicit Fixture(int breaker = 4, const std::string& problem = "/tests/fixtures/problems/softmax_small/problem.toml",
+                   int retries = 0) {
+    llm::LlmConfig c;
+    c.endpoint = server.url("/v1/chat/completions");
+    c.model = "fixture-model";
+    c.retries = retries;
+    c.backoff_s = 0.005;
+    c.max_tokens = 4096;
+    c.breaker = breaker;
+    c.concurrency = 4;
+    auto made = llm::LlmClient::create(c);
+    REQUIRE(made);
+    client = *made;
+    auto prompts = PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge");
+    REQUIRE(prompts);
+    auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + problem);
+    REQUIRE(spec);
+    LlmOperatorSetup s{client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2", "cores_hint = 16", nullptr, 4};
+    s.eval_threads = 2;
+    op = std::make_shared<LlmOperator>(s);
+  }
+  Expected<Offspring> seed() {
+    SearchGraph g;
+    Rng rng(1);
+    return op->make(Proposal{Operation::seed, {}, 0}, g, rng, OperatorContext{});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a reply cut at the token limit is never evaluated: asked again with a larger limit", "[llm][operator]") {
+  Fixture f;
+  // Cut mid-way through the new kernel, after quoting the old one in a closed block that defines the entry point.
+  f.server.push({200, Server::openai_full("The current kernel is:\n" + fenced(1) + "\nThe faster one:\n```cpp\n" +
+                                              "#include \"kevolve_kernel.h\"\nextern \"C\" int kevolve_kernel(const "
+                                              "kv_args* a) {\n  for (int i = 0;",
+                                          "length", 900, 4096)});
+  f.server.push({200, Server::openai_full(fenced(2), "stop", 950, 300)});
+  auto o = f.seed();
+  REQUIRE(o);
+  CHECK(o->candidate.source == kernel(2));
+  const auto req = f.server.requests();
+  REQUIRE(req.size() == 2);
+  CHECK(req[0].body.find("\"max_tokens\":4096") != std::string::npos);
+  CHECK(req[1].body.find("\"max_tokens\":8192") != std::string::npos);  // the limit raised, within its bound
+  CHECK(req[1].body.find("cut at the output limit of 4096 tokens") != std::string::npos);
+  CHECK(o->reply.find("finish length") != std::string::npos);  // both replies kept, with their finish reasons
+  CHECK(f.client->usage().output_tokens == 4096 + 300);
+}
+
+TEST_CASE("tool calls and replies without code: asked again once, then the circuit breaker stops the operator",
+          "[llm][operator]") {
+  for (bool tool : {true, false}) {
+    Fixture f(3);
+    f.server.generate([tool](int) {
+      return Server::Reply{200, tool ? Server::openai_tool_call(100, 20)
+                                     : Server::openai_full("I would use an online softmax.", "stop", 100, 20)};
+    });
+    int made = 0;
+    for (int i = 0; i < 200 && f.op->exhausted().empty(); ++i) made += static_cast<bool>(f.seed());
+    CHECK(made == 0);
+    CHECK(f.server.requests().size() == 6);  // 3 proposals x (the reply + one adjusted re-ask), not 603
+    CHECK(f.op->unusable_replies() == 6);
+    CHECK(f.op->fatal().find("circuit breaker") != std::string::npos);
+    CHECK(f.op->exhausted() == f.op->fatal());
+    CHECK(f.client->usage().input_tokens == 600);  // unusable replies are paid for: counted
+    CHECK(f.client->usage().output_tokens == 120);
+    const auto req = f.server.requests();
+    CHECK(req[1].body.find(tool ? "it called a tool" : "it contains no source defining kevolve_kernel") !=
+          std::string::npos);
+    CHECK(req[1].body.find("ModelNew") == std::string::npos);  // the note speaks of this problem's kind only
+  }
+}
+
+TEST_CASE("a permanent provider error stops the operator after one request", "[llm][operator]") {
+  Fixture f;
+  f.server.generate([](int) {
+    return Server::Reply{
+        401, Server::openai_error("Incorrect API key provided: sk-xx.", "invalid_request_error", "invalid_api_key")};
+  });
+  auto o = f.seed();
+  REQUIRE_FALSE(o);
+  CHECK(o.error().find("Incorrect API key provided") != std::string::npos);
+  CHECK(f.op->exhausted().find("Incorrect API key provided") != std::string::npos);
+  CHECK(f.op->fatal().find("HTTP 401") != std::string::npos);
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(f.seed());
+  CHECK(f.server.requests().size() == 1);
+}
+
+TEST_CASE("soak: 50 children under 10% 429, 2% 529, 1% cut and 1% tool-call replies, every token accounted for",
+          "[llm][operator][soak]") {
+  Fixture f(8, "/tests/fixtures/problems/softmax_small/problem.toml", 4);
+  std::mutex mu;
+  int injected_429 = 0, injected_529 = 0, injected_cut = 0, injected_tool = 0, good = 0;
+  int64_t sent_in = 0, sent_out = 0;
+  f.server.generate([&](int n) {
+    std::mt19937 rng(static_cast<unsigned>(n) * 7919u + 17u);
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    const int latency = std::uniform_int_distribution<int>(2, 20)(rng);  // ms: the provider's 0.5-5 s, scaled
+    const int in = std::uniform_int_distribution<int>(800, 2400)(rng),
+              out = std::uniform_int_distribution<int>(150, 900)(rng);
+    std::lock_guard<std::mutex> l(mu);
+    if (u < 0.10) {
+      ++injected_429;
+      return Server::Reply{429,
+                           Server::openai_error("Rate limit reached for fixture-model on requests per min (RPM).",
+                                                "requests", "rate_limit_exceeded"),
+                           {{"retry-after", "0.02"}},
+                           latency};
+    }
+    if (u < 0.12) {
+      ++injected_529;
+      return Server::Reply{
+          529, Server::anthropic_error("overloaded_error", "Overloaded"), {{"retry-after-ms", "15"}}, latency};
+    }
+    sent_in += in;
+    if (u < 0.13) {
+      ++injected_cut;
+      sent_out += 4096;
+      return Server::Reply{
+          200, Server::openai_full("```cpp\n" + kernel(n).substr(0, 40), "length", in, 4096), {}, latency};
+    }
+    if (u < 0.14) {
+      ++injected_tool;
+      sent_out += out;
+      return Server::Reply{200, Server::openai_tool_call(in, out), {}, latency};
+    }
+    ++good;
+    sent_out += out;
+    return Server::Reply{200, Server::openai_full(fenced(n), "stop", in, out), {}, latency};
+  });
+  std::atomic<int> slots{50}, children{0}, failed{0};
+  std::vector<std::thread> lanes;
+  for (int l = 0; l < 4; ++l)
+    lanes.emplace_back([&] {
+      while (slots-- > 0) {
+        if (f.seed())
+          ++children;
+        else {
+          ++failed;
+          ++slots;  // a proposal that got nothing usable: its slot goes back
+        }
+        if (!f.op->exhausted().empty()) break;
+      }
+    });
+  for (auto& t : lanes) t.join();
+  const auto u = f.client->usage();
+  const int injected = injected_429 + injected_529 + injected_cut + injected_tool;
+  std::cout << "soak: " << f.server.requests().size() << " requests for " << children << " children; injected "
+            << injected_429 << " x 429, " << injected_529 << " x 529, " << injected_cut << " cut, " << injected_tool
+            << " tool calls; client: " << u.requests << " requests, " << u.retries << " retries, " << u.input_tokens
+            << " input + " << u.output_tokens << " output tokens (server sent " << sent_in << " + " << sent_out << "), "
+            << f.op->unusable_replies() << " unusable replies, " << failed << " proposals without a child, "
+            << f.client->backoff_waits() << " starts held by a back-off\n";
+  CHECK(children == 50);
+  CHECK(f.op->exhausted().empty());
+  CHECK(good == 50);  // every well-formed kernel reply became a child
+  // No more requests than the budget plus one per injected failure, and exactly that many.
+  CHECK(static_cast<int>(f.server.requests().size()) == 50 + injected);
+  CHECK(u.requests == 50 + injected);
+  CHECK(u.retries == injected_429 + injected_529);
+  CHECK(f.op->unusable_replies() == injected_cut + injected_tool);
+  // Exact accounting: every token the server reported, counted once; nothing estimated.
+  CHECK(u.input_tokens == sent_in);
+  CHECK(u.output_tokens == sent_out);
+  CHECK(u.estimated_tokens == 0);
+}
+
+TEST_CASE("prompts: reference semantics, the evaluating machine, no contradiction on intrinsics, an example",
+          "[llm][prompts]") {
+  Fixture f(4, "/problems/core/merge_bucketized_dense/problem.toml");
+  SearchGraph g;
+  auto [system, user] = f.op->prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{});
+  CHECK(system.find("no intrinsics headers") == std::string::npos);
+  CHECK(system.find("<immintrin.h>") != std::string::npos);
+  CHECK(user.find("bucketize(right=False) = number of boundaries < v") != std::string::npos);  // the spec's formula
+  CHECK(user.find("at::bucketize(x.select(1, f), seg) + base") != std::string::npos);          // the libtorch reference
+  CHECK(user.find("runs each candidate with 2 thread(s)") != std::string::npos);
+  CHECK(user.find("An example of the kernel ABI") != std::string::npos);
+}
+
+TEST_CASE("prompts: the latest attempts with their outcomes, the best kernel's code, no 'where' on a correct parent",
+          "[llm][prompts]") {
+  Fixture f;
+  f.server.push({200, Server::openai_full(fenced(1) + " Two passes, exp once per element.", "stop", 10, 10)});
+  auto first = f.seed();
+  REQUIRE(first);
+  SearchGraph g;
+  NodeRecord n1;
+  n1.id = 1;
+  n1.state = NodeState::scored;
+  n1.status = EvalStatus::ok;
+  n1.fitness = 1.5;
+  n1.params = first->params;
+  g.upsert(n1);
+  NodeRecord n2;
+  n2.id = 2;
+  n2.parents = {1};
+  n2.op = Operation::mutate;
+  n2.state = NodeState::scored;
+  n2.status = EvalStatus::incorrect;
+  n2.message = "output 'y': 7 element(s) outside tolerance";
+  g.upsert(n2);
+  NodeRecord n3 = n1;
+  n3.id = 3;
+  n3.fitness = 0.5;
+  n3.params = {{"source", "3"}};
+  g.upsert(n3);
+  OperatorContext ctx;
+  ctx.parents.push_back({3, kernel(3),
+                         "correct on 4 shapes x 5 trials; candidate 2 ms vs reference 1 ms (0.5x)\n"
+                         "where: timed run on the bench shape, output 'y' at [2410, 166]"});
+  ctx.best = {1, kernel(1), ""};
+  auto [system, user] = f.op->prompts(Proposal{Operation::mutate, {3}, 0}, g, ctx);
+  CHECK(user.find("## The latest attempts") != std::string::npos);
+  CHECK(user.find("node 2 (mutate of node 1): incorrect: output 'y': 7 element(s)") != std::string::npos);
+  CHECK(user.find("node 1 (seed): correct, 1.500x — it said: A plain kernel. Two passes") != std::string::npos);
+  CHECK(user.find("Node 1, 1.500x over PyTorch:\n```cpp\n" + kernel(1)) != std::string::npos);  // the best's code
+  CHECK(user.find("where: timed run") == std::string::npos);
+  CHECK(user.find("correct on 4 shapes") != std::string::npos);
+}
+
+TEST_CASE("knowledge notes are cut at a section boundary, never mid-word", "[llm][prompts]") {
+  std::string note = "# Title\nintro words here\n\n## First\n" + std::string(1500, 'a') + " end\n\n## Second\n" +
+                     std::string(1500, 'b') + " tail";
+  const std::string cut = cut_note(note, 2500);
+  CHECK(cut.size() < 2600);
+  CHECK(cut.find("## Second") == std::string::npos);
+  CHECK(cut.find(std::string(1500, 'a') + " end") != std::string::npos);
+  CHECK(cut.find("[... the rest of this note") != std::string::npos);
+  CHECK(cut_note("short", 2500) == "short");
+  const std::string words = cut_note(std::string(3000, 'w') + " final", 100);  // one long word: cut at the limit
+  CHECK(words.rfind("[...", std::string::npos) != std::string::npos);
+}
