@@ -175,7 +175,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     auto l = r.table("llm", {"provider", "endpoint", "model", "api_key_env", "temperature", "max_tokens", "timeout",
                              "retries", "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out",
                              "token_budget", "cost_budget", "models", "ca_file", "kernel_language", "token_parameter",
-                             "send_temperature", "max_tokens_limit", "requests_per_minute", "max_backoff", "breaker"});
+                             "send_temperature", "max_tokens_limit", "requests_per_minute", "max_backoff", "breaker",
+                             "journal"});
     if (c.op == "llm" && !l)
       r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
@@ -224,6 +225,8 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     r.get(l, "llm", "max_backoff", c.llm.max_backoff_s, 0, 3600);
     r.get(l, "llm", "breaker", c.llm.breaker, 0, 1e6);
     c.llm.concurrency = c.llm_concurrency;  // one limit for the operator's lanes and the provider's requests
+    r.get(l, "llm", "journal", c.llm.journal);
+    if (c.llm.journal.empty() && !c.store.empty()) c.llm.journal = c.store + ".llm-requests.jsonl";
 
     auto n = r.table("null", {"delay_ms", "ledger"});
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);

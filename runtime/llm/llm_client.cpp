@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 
 #include "runtime/core/json.hpp"
 #include "runtime/llm/error_policy.hpp"
@@ -124,6 +126,28 @@ void LlmClient::count(const Completion& c) {
   usage_.cost += (in * c_.cost_per_mtok_in + c.output_tokens * c_.cost_per_mtok_out) / 1e6;
 }
 
+void LlmClient::record(const std::string& model, int attempt, int status, const std::string& cls, const Completion* c,
+                       int64_t estimated, const std::string& error) const {
+  if (c_.journal.empty()) return;
+  using json::quote;
+  std::string line = "{\"time\":" + std::to_string(std::time(nullptr)) + ",\"model\":" + quote(model) +
+                     ",\"attempt\":" + std::to_string(attempt) + ",\"status\":" + std::to_string(status) +
+                     ",\"class\":" + quote(cls);
+  if (c)
+    line += ",\"request_id\":" + quote(c->request_id) + ",\"finish_reason\":" + quote(c->finish_reason) +
+            ",\"input_tokens\":" + std::to_string(c->input_tokens) +
+            ",\"output_tokens\":" + std::to_string(c->output_tokens) +
+            ",\"cache_creation_tokens\":" + std::to_string(c->cache_creation_tokens) +
+            ",\"cache_read_tokens\":" + std::to_string(c->cache_read_tokens) +
+            ",\"truncated\":" + (c->truncated ? "true" : "false") +
+            ",\"tool_call\":" + (c->tool_call ? "true" : "false");
+  if (estimated) line += ",\"estimated_tokens\":" + std::to_string(estimated);
+  if (!error.empty()) line += ",\"error\":" + quote(redact(error));
+  if (c) line += ",\"text\":" + quote(redact(c->text));
+  std::lock_guard<std::mutex> lock(journal_mu_);
+  std::ofstream(c_.journal, std::ios::app) << line << "}\n";
+}
+
 std::string LlmClient::budget_exhausted() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!permanent_.empty()) return permanent_;
@@ -181,6 +205,8 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
       if ((!r && (r.code() == Errc::timeout || r.code() == Errc::io))) usage_.estimated_tokens += estimate;
     }
     double asked = -1;
+    const bool estimated = !r && (r.code() == Errc::timeout || r.code() == Errc::io);
+    if (!r) record(model, attempt + 1, 0, "transport", nullptr, estimated ? estimate : 0, r.error());
     if (!r) {
       if (r.code() == Errc::invalid_argument) {  // our own configuration (ca_file): no retry helps
         std::lock_guard<std::mutex> lock(mu_);
@@ -195,13 +221,17 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
         for (const char* h : {"x-request-id", "request-id"})
           if (auto it = r->headers.find(h); it != r->headers.end()) c->request_id = it->second;
         count(*c);
+        record(model, attempt + 1, 200, "ok", &*c, 0, "");
         return c;
       }
       last_error = "malformed reply: " + c.error();
+      record(model, attempt + 1, 200, "transient", nullptr, estimate, last_error + ": " + r->body.substr(0, 2000));
       std::lock_guard<std::mutex> lock(mu_);
       usage_.estimated_tokens += estimate;
     } else {
       const HttpVerdict v = classify_http(r->status, r->headers, r->body);
+      record(model, attempt + 1, r->status, v.cls == ErrorClass::permanent ? "permanent" : "transient", nullptr, 0,
+             v.reason);
       if (v.cls == ErrorClass::permanent) {
         std::lock_guard<std::mutex> lock(mu_);
         ++usage_.failures;

@@ -53,6 +53,9 @@ struct LlmConfig {
   // The operator's circuit breaker: proposals in a row that got no usable reply (replies that could not be
   // used even after the adjusted prompt, or every retry spent) before the search stops; 0 = never.
   int breaker = 4;
+  // Every request and its reply (used or not) appended as one JSON line: time, model, attempt, HTTP status,
+  // error class, request id, finish reason, tokens, error, reply text. "" = none.
+  std::string journal;
   ModelOptions options_for(const std::string& model) const;
 };
 
@@ -113,7 +116,10 @@ class LlmClient {
   std::string request_body(const std::string& model, const std::string& system, const std::string& user,
                            int max_tokens) const;
   Expected<Completion> parse(const std::string& body) const;
-  void count(const Completion& c);             // adds a reply's tokens and cost to the usage
+  void count(const Completion& c);  // adds a reply's tokens and cost to the usage
+  // Appends one request's line to the journal (when there is one).
+  void record(const std::string& model, int attempt, int status, const std::string& cls, const Completion* c,
+              int64_t estimated, const std::string& error) const;
   double backoff(int attempt, double asked);   // the wait before the next attempt, with jitter
   std::string redact(std::string text) const;  // the key never leaves in a message, even if a server echoes it
 
@@ -124,6 +130,7 @@ class LlmClient {
   mutable std::mutex mu_;
   Usage usage_;
   std::string permanent_;
+  mutable std::mutex journal_mu_;
   std::mt19937_64 jitter_{std::random_device{}()};
 };
 

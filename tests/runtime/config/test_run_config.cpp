@@ -102,3 +102,31 @@ TEST_CASE("the cluster section: listen address, secret variable, TLS only with a
   CHECK(no_ca.error().find("not authenticated") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("[llm]: token parameter and temperature per model, limits, breaker, journal", "[config][llm]") {
+  const auto path = fs::temp_directory_path() / ("kevolve-cfg-llm-" + std::to_string(getpid()) + ".toml");
+  std::ofstream(path)
+      << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[store]\npath = \"/tmp/kv-store\"\n[llm]\n"
+         "endpoint = \"http://127.0.0.1:1/v1/chat/completions\"\nmodel = \"gpt-4.1\"\nconcurrency = 3\n"
+         "requests_per_minute = 50\nmax_tokens_limit = 20000\nbreaker = 6\nmax_backoff = 90\n"
+         "models = [{ name = \"gpt-4.1\", weight = 1.0 }, { name = \"o3\", weight = 1.0, token_parameter = "
+         "\"max_completion_tokens\", send_temperature = false }]\n";
+  auto c = load_run_config(path.string());
+  fs::remove(path);
+  REQUIRE(c);
+  CHECK(c->llm.concurrency == 3);
+  CHECK(c->llm.requests_per_minute == 50);
+  CHECK(c->llm.max_tokens_limit == 20000);
+  CHECK(c->llm.breaker == 6);
+  CHECK(c->llm.max_backoff_s == 90);
+  CHECK(c->llm.journal == "/tmp/kv-store.llm-requests.jsonl");
+  REQUIRE(c->llm.model_options.count("o3"));
+  CHECK(c->llm.options_for("o3").token_parameter == "max_completion_tokens");
+  CHECK(c->llm.options_for("o3").send_temperature == 0);
+  CHECK(c->llm.options_for("gpt-4.1").token_parameter == "max_tokens");
+  CHECK(c->llm.options_for("gpt-4.1").send_temperature == 1);
+  auto e = error_of(
+      "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nendpoint = \"http://x/\"\nmodel = \"m\"\n"
+      "token_parameter = \"max_output\"\n");
+  CHECK(e.find("llm.token_parameter") != std::string::npos);
+}

@@ -2,7 +2,11 @@
 // endpoint gives — 429 with Retry-After, 5xx, malformed JSON, truncated bodies, empty choices, slowness.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "fake_llm_server.hpp"
@@ -447,4 +451,32 @@ TEST_CASE("max_completion_tokens and temperature, per model", "[llm][config]") {
   CHECK(req[1].body.find("temperature") == std::string::npos);
   c.token_parameter = "max_output";
   CHECK(LlmClient::create(c).error().find("llm.token_parameter") != std::string::npos);
+}
+
+TEST_CASE("the journal keeps every request and its reply, used or not, with its request id and usage",
+          "[llm][journal]") {
+  Server s;
+  s.push({429, "{\"error\":{\"message\":\"slow down\"}}", {{"retry-after-ms", "5"}}});
+  s.push({200, Server::openai_tool_call(70, 9), {{"x-request-id", "req_abc"}}});
+  s.push({401, Server::openai_error("Incorrect API key provided: sk-test-secret-42.", "invalid_request_error",
+                                    "invalid_api_key")});
+  auto c = config(s);
+  c.journal =
+      (std::filesystem::temp_directory_path() / ("kevolve-journal-" + std::to_string(getpid()) + ".jsonl")).string();
+  std::filesystem::remove(c.journal);
+  auto cl = client(c);
+  REQUIRE(cl->complete("s", "u"));
+  REQUIRE_FALSE(cl->complete("s", "u"));
+  std::ifstream in(c.journal);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find("\"status\":429,\"class\":\"transient\"") != std::string::npos);
+  CHECK(lines[1].find("\"request_id\":\"req_abc\"") != std::string::npos);
+  CHECK(lines[1].find("\"input_tokens\":70,\"output_tokens\":9") != std::string::npos);
+  CHECK(lines[1].find("\"tool_call\":true") != std::string::npos);
+  CHECK(lines[2].find("\"class\":\"permanent\"") != std::string::npos);
+  CHECK(lines[2].find("Incorrect API key provided") != std::string::npos);
+  CHECK(lines[2].find("sk-test-secret-42") == std::string::npos);
+  std::filesystem::remove(c.journal);
 }
