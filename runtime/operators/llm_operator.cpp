@@ -224,7 +224,7 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
       std::string kept;
       std::istringstream lines(report);
       for (std::string l; std::getline(lines, l);)
-        if (l.rfind("where:", 0) != 0) kept += l + "\n";
+        if (l.rfind("where:", 0) != 0) kept += (kept.empty() ? "" : "\n") + l;
       report = kept;
     }
     if (!report.empty()) d.set("parent_report", report);
@@ -293,7 +293,8 @@ std::string reference_semantics(const ProblemSpec& spec) {
   std::ifstream toml(spec.file);
   for (std::string line; std::getline(toml, line);) {
     if (line.rfind("#", 0) != 0) break;
-    out += line.substr(line.find_first_not_of("# ") == std::string::npos ? line.size() : 1) + "\n";
+    const size_t text = line.find_first_not_of("# ");
+    out += (text == std::string::npos ? std::string() : line.substr(std::min<size_t>(text, 2))) + "\n";
   }
   std::ifstream refs(std::string(KEVOLVE_SOURCE_DIR) + "/backends/reference/references.cpp");
   std::stringstream ss;
@@ -358,6 +359,7 @@ std::string change_summary(const std::string& reply) {
   if (b == std::string::npos) return {};
   tail = tail.substr(b);
   if (tail.size() > 240) tail = tail.substr(0, tail.find_last_of(' ', 240)) + " ...";
+  while (!tail.empty() && tail.back() == ' ') tail.pop_back();
   return tail;
 }
 
@@ -547,12 +549,19 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
       code = std::move(*applied);
       patched = ", a diff on node " + std::to_string(p.parents.empty() ? ctx.parents[0].id : p.parents[0]);
     }
+    const std::string hash = std::to_string(std::hash<std::string>{}(code));
+    if (g.has_params(
+            {{"source", hash}})) {  // the search has this very kernel already: evaluating it again says nothing
+      ++unusable_;
+      note = "its kernel is identical to one this search has already evaluated; propose a different change";
+      continue;
+    }
     failed_in_a_row_ = 0;
     Offspring o;
     o.candidate.source = code;
     o.candidate.language = kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp";
     o.candidate.provenance = "llm " + model + " (" + operation_name(p.op) + patched + ")";
-    o.params["source"] = std::to_string(std::hash<std::string>{}(code));  // identical kernels are duplicates
+    o.params["source"] = hash;  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;
     o.reply = transcript;  // the replies as received (a diff stays a diff; the source is the patched parent)
     if (auto summary = change_summary(reply->text); !summary.empty()) {

@@ -262,3 +262,20 @@ TEST_CASE("knowledge notes are cut at a section boundary, never mid-word", "[llm
   const std::string words = cut_note(std::string(3000, 'w') + " final", 100);  // one long word: cut at the limit
   CHECK(words.rfind("[...", std::string::npos) != std::string::npos);
 }
+
+TEST_CASE("a kernel the search already has is asked again once, and counts toward the breaker", "[llm][operator]") {
+  Fixture f(2);
+  f.server.generate([](int) { return Server::Reply{200, Server::openai_full(fenced(1), "stop", 10, 10)}; });
+  SearchGraph g;
+  NodeRecord n;
+  n.id = 1;
+  n.params = {{"source", std::to_string(std::hash<std::string>{}(kernel(1)))}};
+  g.upsert(n);
+  Rng rng(1);
+  for (int i = 0; i < 50 && f.op->exhausted().empty(); ++i)
+    CHECK_FALSE(
+        f.op->make(Proposal{Operation::mutate, {1}, 0}, g, rng, OperatorContext{{{1, kernel(1), ""}}, {}, {}, false}));
+  CHECK(f.server.requests().size() == 4);  // 2 proposals x 2 replies, then the breaker (not 201 duplicates)
+  CHECK(f.server.requests()[1].body.find("identical to one this search has already evaluated") != std::string::npos);
+  CHECK(f.op->fatal().find("circuit breaker") != std::string::npos);
+}
