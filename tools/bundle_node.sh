@@ -14,7 +14,7 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 bins=(build/bin/kevolve build/bin/kevolve-nvrtc build/bin/kevolve-console)
 # The GPU tests travel too when built (tools/gpu_check.sh runs them on the node).
-[ -x build/bin/test_cuda_backend ] && bins+=(build/bin/test_cuda_backend)
+for t in test_cuda_backend test_python_backend; do [ -x "build/bin/$t" ] && bins+=("build/bin/$t"); done
 cp "${bins[@]}" "$out/bin/"
 # Every library ldd resolves, except the C/C++ runtime and the dynamic loader (the node's own are newer).
 ldd "${bins[@]}" | awk '/=> \//{print $3}' | sort -u | while read -r lib; do

@@ -39,11 +39,14 @@ std::string private_filesystem(std::string& why_not) {
   return level + (failed.empty() ? "" : " (not in force: " + failed + ")");
 }
 
-std::string become_nobody() {
+uid_t runner_uid() { return kRunnerIdBase + static_cast<uid_t>(getpid()); }
+
+std::string become_runner_user() {
+  const uid_t id = runner_uid();
   if (setgroups(0, nullptr) != 0) return std::string("setgroups: ") + std::strerror(errno);
-  if (setresgid(kNobody, kNobody, kNobody) != 0) return std::string("setresgid: ") + std::strerror(errno);
-  if (setresuid(kNobody, kNobody, kNobody) != 0) return std::string("setresuid: ") + std::strerror(errno);
-  if (getuid() != kNobody || geteuid() != kNobody) return "the uid did not change";
+  if (setresgid(id, id, id) != 0) return std::string("setresgid: ") + std::strerror(errno);
+  if (setresuid(id, id, id) != 0) return std::string("setresuid: ") + std::strerror(errno);
+  if (getuid() != id || geteuid() != id) return "the uid did not change";
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + std::strerror(errno);
   return {};
 }

@@ -170,7 +170,7 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
   const std::string when = std::string(" ") + during;
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    if (spec_.sandboxed && sig == SIGSYS)
+    if ((spec_.sandboxed || spec_.seccomp) && sig == SIGSYS)
       return {EvalStatus::rejected, "isolation",
               "killed by the sandbox (SIGSYS)" + when +
                   ": the candidate made a forbidden system call (new process, exec, socket, file write, or executable "

@@ -28,9 +28,10 @@ struct RunnerSpawn {
   std::vector<std::string> env;
   int command_fd = 3, reply_fd = 4;        // the frame pipes' numbers in the runner
   std::vector<std::pair<int, int>> extra;  // (evaluator fd, number in the runner), e.g. a shared arena
-  // Exit classification: a runner killed by SIGSYS was stopped by its seccomp filter (isolation), by
-  // SIGXCPU/SIGKILL hit its CPU limit. Off for runners that have neither.
+  // Exit classification: a runner killed by SIGSYS was stopped by its seccomp filter (isolation) when
+  // `seccomp`; by SIGXCPU/SIGKILL it hit its CPU limit when `sandboxed` (CPU runners: both).
   bool sandboxed = false;
+  bool seccomp = false;
   int64_t memory_limit_mb = 0;       // named in the message when the runner died of an allocation failure
   std::string timeout_consequence =  // appended to the timeout message
       "its runner was killed";

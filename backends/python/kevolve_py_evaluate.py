@@ -38,7 +38,6 @@ IDLE_WAIT_S = 5.0  # how long the evaluator waits for a busy GPU to become idle 
 # Reported as "sandbox" until the runner says what it put in force (its answer to `confine`, given before any
 # candidate code ran in it; see kevolve_py_runner.py, "the sandbox").
 SANDBOX_NONE = "none: the runner was not confined (it ended before its sandbox was set up)"
-NOBODY = 65534  # the runner's uid once confined (kevolve_py_runner.NOBODY)
 
 
 def _out_of_memory(e):
@@ -158,8 +157,7 @@ def _prepare(a, res, on, ph, source, stem):
     work = tempfile.mkdtemp(prefix="kevolve-py-")
     scratch = os.path.join(work, "scratch")  # the runner's only writable folder (TMPDIR: a kernel's build)
     os.mkdir(scratch, 0o700)
-    if os.geteuid() == 0:  # the runner becomes nobody: it may enter `work` (not list it) and write `scratch`
-        os.chown(scratch, NOBODY, NOBODY)
+    if os.geteuid() == 0:  # the runner takes a uid of its own (and the scratch with it): it may enter `work`, not list it
         os.chmod(work, 0o711)
     res["sandbox"] = SANDBOX_NONE
     held = {}  # what _evaluate started: the runner, the shared sets

@@ -36,6 +36,10 @@ class Runner:
         env = dict(os.environ)
         env["OMP_NUM_THREADS"] = str(threads)
         env["KEVOLVE_RUNNER_PARENT"] = str(os.getpid())
+        # The candidate's allocator grows its segments instead of splitting cached ones: a ModelNew that frees a
+        # 7 GB temporary and then asks for a 7 GB output gets it back even after a small tensor was carved out of
+        # the freed block (the memory plan leaves room for the runner's working memory, not for fragments).
+        env.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
         self.log = tempfile.TemporaryFile()  # its stderr: a file, so that a chatty candidate never blocks on a full pipe
         # Descriptors go to the runner over a socket pair (the memfd: a runner of another uid or user namespace
         # cannot open it through /proc); the runner closes its end once the region is mapped.

@@ -44,7 +44,14 @@ import types
 
 _clock = time.perf_counter_ns  # bound before any candidate code runs; looked up per `time` command
 
-NOBODY = 65534
+NOBODY = 65534  # the uid inside a user namespace (not root)
+RUNNER_ID_BASE = 2000000000  # as root the runner takes uid/gid RUNNER_ID_BASE + its pid (backends/process/identity.hpp)
+
+
+def runner_uid():
+    """The uid (and gid) of this runner once confined as root: one of its own, unique among live processes, owned by
+    no file or user, so that two runners cannot signal, trace or read each other."""
+    return RUNNER_ID_BASE + os.getpid()
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 _namespaces = ("none", "the runner was not started as a process of its own")  # set by enter_namespaces()
 _mount_ns = "not entered"  # enter_mount_namespace(): "" (a mount namespace of its own, its mounts private), or why not
@@ -63,9 +70,9 @@ def enter_namespaces(cuda=False):
     uid changes in confine(), once what only root may open is open). Not root: a user namespace (with those three)
     in which this process is uid/gid 65534, the evaluator's uid outside. Records (kind, detail) in _namespaces:
     kind "root" (detail: "" or why unshare failed), "userns", or "none" (detail: why).
-    `cuda`: the same for root (legacy CUDA IPC needs the evaluator's PID namespace, which these leave alone; the
-    uid changes after the driver is up and the region is mapped); not root, no user namespace (not tried with the
-    driver): the runner keeps the evaluator's uid, and the level says so."""
+    `cuda`: the same for root, the mount namespace included (legacy CUDA IPC needs the evaluator's PID namespace,
+    which these leave alone; the uid changes after the driver is up and the region is mapped); not root, no user
+    namespace (not tried with the driver): the runner keeps the evaluator's uid, and the level says so."""
     global _namespaces, _mount_ns
     libc = _libc()
     flags = 0x40000000 | 0x08000000 | 0x04000000  # CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
@@ -74,8 +81,7 @@ def enter_namespaces(cuda=False):
         return
     if os.geteuid() == 0:
         _namespaces = ("root", "" if libc.unshare(flags) == 0 else _errno_text())
-        if not cuda:
-            enter_mount_namespace()
+        enter_mount_namespace()  # CUDA too: the driver's device files and legacy IPC work inside one
         return
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(flags | 0x10000000) != 0:  # CLONE_NEWUSER
@@ -100,7 +106,7 @@ SCRATCH = "/tmp/kevolve-scratch"
 
 
 def enter_mount_namespace():
-    """Root, CPU, at start (unshare(CLONE_NEWNS) implies CLONE_FS, refused once a second thread shares this
+    """Root, at start (unshare(CLONE_NEWNS) implies CLONE_FS, refused once a second thread shares this
     process's fs_struct, hence here, before torch starts its threads): a mount namespace of its own, every
     mount in it private, so that nothing mounted here reaches the evaluator's namespace. The mounts
     themselves wait for `confine` (private_filesystem): a standby runner learns its work folder, in the
@@ -117,7 +123,7 @@ def enter_mount_namespace():
 
 
 def private_filesystem():
-    """Root, CPU, at `confine`, once the candidate's source and the reference's weights are read and before the
+    """Root, at `confine`, once the candidate's source and the reference's weights are read and before the
     uid changes (as kevolve-cpu-runner, backends/process/identity.cpp): in the mount namespace entered at start,
     a private tmpfs on /tmp (TMP_MB, mode 1777) and on /dev/shm (64 MiB, noexec), a /proc of its own with
     hidepid=2 (as nobody it sees no process of another user: not the evaluator, not the node, not their command
@@ -137,7 +143,7 @@ def private_filesystem():
     if note(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=%dm,mode=1777" % TMP_MB) == 0,
             "private /tmp (%d MiB)" % TMP_MB):
         os.mkdir(SCRATCH, 0o700)
-        os.chown(SCRATCH, NOBODY, NOBODY)
+        os.chown(SCRATCH, runner_uid(), runner_uid())
         os.chdir(SCRATCH)
         scratch = SCRATCH
     note(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=64m,mode=1777") == 0,
@@ -329,19 +335,19 @@ def cuda_imported(handle):
 # CPU a seccomp filter in two stages (libseccomp through ctypes). Order in the runner process:
 #   start (one thread)  enter_namespaces(): network + IPC + UTS namespaces (root), or a user namespace in which it
 #                       is nobody (not root); unshare acts on the calling thread only, so this runs before torch
-#                       starts its threads. Root on the CPU: also a mount namespace, its mounts made private
+#                       starts its threads. Root: also a mount namespace, its mounts made private
 #   bind                the shared region is mapped (its memfd comes over a socket pair, closed then)
-#   confine             the candidate's source and the reference's weights are read; then (root, CPU) the private
+#   confine             the candidate's source and the reference's weights are read; then (root) the private
 #                       filesystem: tmpfs on /tmp (the build's scratch folder, the working directory) and /dev/shm,
-#                       /proc with hidepid=2, "/" read-only; then uid/gid 65534 (root),
+#                       /proc with hidepid=2, "/" read-only; then a uid/gid of its own (root: RUNNER_ID_BASE + pid),
 #                       limits, and seccomp stage 1: a deny-list that kills what an escape needs and no compiler
 #                       does, for the candidate's import and constructor (which may build its kernel: the compiler
 #                       runs as child processes under it)
 #   load                the candidate is imported and built; then no process of its own may be left, and seccomp
 #                       stage 2, an allow-list (no processes, no file writes, no sockets), holds until the end
-# On CUDA (root): the same namespaces, no mount namespace (not tried with the driver; not PID: legacy CUDA IPC
-# refuses a handle from another PID namespace), the
-# driver started and the region mapped by its IPC handle at bind while still root, then at confine uid/gid 65534
+# On CUDA (root): the same namespaces and private filesystem (not PID: legacy CUDA IPC refuses a handle from another
+# PID namespace), the driver started and the region mapped by its IPC handle at bind while still root, then at
+# confine the runner's own uid/gid
 # and stage 1; RLIMIT_DATA instead of RLIMIT_AS (the driver reserves address space beyond any limit); stage 2
 # after the first call (Triton and torch.compile build at their first call), with the driver's ioctls allowed.
 # Not root on CUDA: the evaluator's uid, no namespaces, seccomp as above; the evaluator is non-dumpable
@@ -362,18 +368,21 @@ def _drop_capabilities():
     return _libc().capset(ctypes.byref(hdr), data) == 0
 
 
-def drop_identity():
-    """Makes the runner nobody without capabilities (after enter_namespaces). Returns the identity part of the
-    sandbox level; raises OSError when a step that must work fails."""
+def drop_identity(scratch):
+    """Makes the runner a uid of its own without capabilities (after enter_namespaces); as root, `scratch` (its one
+    writable folder) is handed to that uid first. Returns the identity part of the sandbox level; raises OSError
+    when a step that must work fails."""
     kind, detail = _namespaces
     libc = _libc()
     if kind == "root":
+        me = runner_uid()
+        os.chown(scratch, me, me)
         os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)  # glibc applies it to every thread
-        if os.getresuid() != (NOBODY,) * 3 or os.getresgid() != (NOBODY,) * 3 or os.getgroups():
+        os.setresgid(me, me, me)
+        os.setresuid(me, me, me)  # glibc applies it to every thread
+        if os.getresuid() != (me,) * 3 or os.getresgid() != (me,) * 3 or os.getgroups():
             raise OSError("the uid did not change")
-        level = "uid %d without capabilities or groups" % NOBODY + (
+        level = "uid %d (its own) without capabilities or groups" % me + (
             ", own network + IPC + UTS namespaces (no network)" if not detail else ", shared network (unshare refused: %s)" % detail)
     elif kind == "userns":
         if not _drop_capabilities():
@@ -718,15 +727,14 @@ def main():
                 try:
                     files, scratch = None, None
                     if _namespaces[0] == "root":  # as root, before the uid changes
-                        files, scratch = private_filesystem() if dev.type != "cuda" else (
-                            "shared filesystem (no mount namespace on a CUDA device: not tried with the driver)", None)
+                        files, scratch = private_filesystem()
                     scratch = scratch or os.path.join(os.getcwd(), "scratch")  # else the evaluator's, writable for the runner
                     for var in ("TMPDIR", "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
                                 "XDG_CACHE_HOME", "CUDA_CACHE_PATH"):
                         os.environ[var] = scratch
                     tempfile.tempdir = scratch
                     sys.dont_write_bytecode = True  # no __pycache__ writes (file writes kill after the load)
-                    level = drop_identity() + (", " + files if files else "") + ", " + limit_resources(
+                    level = drop_identity(scratch) + (", " + files if files else "") + ", " + limit_resources(
                         dev, cmd.get("memory_mb", 4096), threads)
                     seccomp_stage1()
                     if dev.type == "cuda":

@@ -8,6 +8,7 @@ label_of(source) says whether a candidate brings kernel code of its own. Pure Py
 """
 import ast
 import builtins
+import re
 
 
 STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream"}
@@ -27,8 +28,13 @@ DYNAMIC_PATHS = ("builtins.eval", "builtins.exec", "builtins.compile", "builtins
                  "builtins.delattr", "importlib", "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile",
                  "sys._current_frames", "inspect.currentframe", "inspect.stack", "inspect.getouterframes",
                  "inspect.getinnerframes", "inspect.trace", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-                 "types.FunctionType", "types.CodeType", "ctypes.pythonapi")
-DYNAMIC_MODULES = {"__main__", "runpy", "code", "codeop", "imp"}  # the harness's own module; modules that run code
+                 "types.FunctionType", "types.CodeType", "ctypes.pythonapi", "ctypes.PyDLL", "ctypes.pydll")
+DYNAMIC_MODULES = {"__main__", "runpy", "code", "codeop", "imp", "_ctypes"}  # the harness's own module; modules that run code
+# The Python C API reached through ctypes (ctypes.pythonapi.PyRun_SimpleString, CDLL(None).Py_..., symbols looked
+# up by name) runs code the check cannot see: its symbols are refused however they are spelled.
+PY_API = re.compile(r"^_*Py[A-Z_][A-Za-z0-9_]*$")
+CTYPES_SELF_LOADERS = ("ctypes.CDLL", "ctypes.PyDLL", "ctypes.cdll.LoadLibrary", "ctypes.pydll.LoadLibrary",
+                       "ctypes.LibraryLoader", "ctypes.util.find_library")
 DYNAMIC_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
                  "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__", "__self__"}
 ALWAYS_BUILTIN = {"eval", "exec", "compile", "__import__", "globals", "vars", "locals", "getattr", "setattr", "delattr",
@@ -313,6 +319,8 @@ class _StaticCheck:
             self.hit("reference", node, "the reference Model is used")
         if attr in DYNAMIC_ATTRS:
             self.hit("dynamic", node, "'%s' reaches frames, globals or code the check cannot follow (the harness's among them)" % attr)
+        if PY_API.match(attr) and not (base or "").startswith("torch"):
+            self.hit("dynamic", node, "'%s': the Python C API runs code the check cannot see" % attr)
         if store:
             full = (base + "." + attr) if base else attr
             if attr in TIMER_NAMES:
@@ -373,6 +381,13 @@ class _StaticCheck:
         """The special calls: getattr-like access with computable names, imports by name, sys.modules.get,
         attrgetter, and precision names passed as strings."""
         f = self.path(node.func)
+        if f in CTYPES_SELF_LOADERS:
+            first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+            if first is None or (isinstance(first, ast.Constant) and first.value is None):
+                self.hit("dynamic", node, "'%s(None)': the process's own symbols (the Python C API among them)" % f)
+            for v in self.fold(first) or []:
+                if "python" in v.lower():
+                    self.hit("dynamic", node, "'%s(%r)': the Python C API runs code the check cannot see" % (f, v))
         method = node.func.attr if isinstance(node.func, ast.Attribute) else None
         kind = obj = name = None
         if f in GETATTR_LIKE and len(node.args) >= 2:
@@ -451,8 +466,38 @@ class _StaticCheck:
         return isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node and all(
             isinstance(t, ast.Name) for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target]))
 
+    def _uses_ctypes(self):
+        """Whether the file imports ctypes (by any spelling the check resolves)."""
+        if any(v == "ctypes" or v.startswith("ctypes.") or v.startswith("_ctypes") for v in self.aliases.values()):
+            return True
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and self.path(node.func) in IMPORTERS and node.args:
+                if any(n.split(".")[0] in ("ctypes", "_ctypes") for n in self.fold(node.args[0]) or []):
+                    return True
+        return False
+
+    def _py_api_strings(self):
+        """In a file that uses ctypes: strings (constants, and the values of expressions the check folds) that
+        name a symbol of the Python C API, libpython or ctypes.pythonapi."""
+        seen = set()
+        for node in ast.walk(self.tree):
+            values = None
+            if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+                v = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+                values = [v]
+            elif isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call, ast.Name)):
+                values = self.fold(node) if not isinstance(node, ast.Call) or isinstance(node.func, ast.Attribute) else None
+            for v in values or []:
+                if not isinstance(v, str) or (node.lineno, v) in seen:
+                    continue
+                if PY_API.match(v) or "libpython" in v or v in ("pythonapi", "PyDLL", "pydll"):
+                    seen.add((node.lineno, v))
+                    self.hit("dynamic", node, "'%s': the Python C API reached through ctypes runs code the check cannot see" % v)
+
     def run(self):
         """Walks the tree and collects the findings."""
+        if self._uses_ctypes():
+            self._py_api_strings()
         for node in ast.walk(self.tree):  # the special forms first: their parts are not bare references
             if isinstance(node, ast.Call):
                 self._call(node)

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   const bool sandbox = std::string(argv[7]) == "1";
 
   // The candidate's file is opened while the runner still has the evaluator's identity (its folder is
-  // private); the candidate is loaded later through this descriptor, as nobody.
+  // private); the candidate is loaded later through this descriptor, under the runner's own uid.
   const int so_fd = open(so.c_str(), O_RDONLY | O_CLOEXEC);
   if (so_fd < 0) {
     reply_hello(false, "cannot open the candidate " + so + ": " + std::strerror(errno), 0);

@@ -1,5 +1,7 @@
 #include "backends/cpu/runner/sandbox.hpp"
 
+#include "backends/process/syscall_lists.hpp"
+
 #include "backends/process/identity.hpp"
 
 #include <cerrno>
@@ -59,15 +61,15 @@ std::string drop_identity(std::string& level) {
   const uid_t uid = getuid();
   const gid_t gid = getgid();
   if (geteuid() == 0) {
-    // Root: empty network, IPC and host-name namespaces, then the unprivileged "nobody" identity (no
-    // capabilities left): another uid's processes (the evaluator) cannot be read, traced, signalled,
-    // reniced or re-pinned, and root's files cannot be written.
+    // Root: empty network, IPC and host-name namespaces, then an unprivileged uid of its own (no
+    // capabilities left): another uid's processes (the evaluator, other runners) cannot be read, traced,
+    // signalled, reniced or re-pinned, and root's files cannot be written.
     const bool ns = process::enter_private_namespaces();
     const std::string ns_error = ns ? "" : std::strerror(errno);
     std::string no_files;
     const std::string files = process::private_filesystem(no_files);
-    if (auto e = process::become_nobody(); !e.empty()) return e;
-    level = std::string("uid ") + std::to_string(kNobody) + " without capabilities" +
+    if (auto e = process::become_runner_user(); !e.empty()) return e;
+    level = "uid " + std::to_string(getuid()) + " (its own) without capabilities" +
             (ns ? ", own network + IPC + UTS namespaces (no network)"
                 : ", shared network (unshare refused: " + ns_error + ")") +
             (files.empty() ? ", shared filesystem (no mount namespace: " + no_files + ")" : ", " + files);
@@ -106,7 +108,7 @@ std::string limit_memory(int64_t extra_mb) {
 }
 
 std::string limit_threads(int64_t max_tasks) {
-  // Counted per uid: with the runner as "nobody", a thread bomb fails to create threads instead of
+  // Counted per uid: with the runner under a uid of its own, a thread bomb fails to create threads instead of
   // exhausting the machine. (As root, RLIMIT_NPROC does not apply.)
   rlimit r{static_cast<rlim_t>(max_tasks), static_cast<rlim_t>(max_tasks)};
   if (setrlimit(RLIMIT_NPROC, &r) != 0) return std::string("RLIMIT_NPROC: ") + std::strerror(errno);
@@ -154,72 +156,8 @@ std::string seccomp_stage1() {
   // An allow-list: a system call not named here fails with EPERM; the ones below that no kernel needs and
   // escapes do are named so that they kill the process (SIGSYS), and the verdict says why.
   Filter f(SCMP_ACT_ERRNO(EPERM));
-  for (int s : {SCMP_SYS(read),
-                SCMP_SYS(readv),
-                SCMP_SYS(pread64),
-                SCMP_SYS(write),
-                SCMP_SYS(writev),
-                SCMP_SYS(lseek),
-                SCMP_SYS(close),
-                SCMP_SYS(fstat),
-                SCMP_SYS(newfstatat),
-                SCMP_SYS(statx),
-                SCMP_SYS(stat),
-                SCMP_SYS(lstat),
-                SCMP_SYS(getdents64),
-                SCMP_SYS(readlink),
-                SCMP_SYS(readlinkat),
-                SCMP_SYS(access),
-                SCMP_SYS(faccessat),
-                SCMP_SYS(faccessat2),
-                SCMP_SYS(getcwd),
-                SCMP_SYS(fcntl),
-                SCMP_SYS(munmap),
-                SCMP_SYS(mremap),
-                SCMP_SYS(madvise),
-                SCMP_SYS(brk),
-                SCMP_SYS(futex),
-                SCMP_SYS(set_robust_list),
-                SCMP_SYS(get_robust_list),
-                SCMP_SYS(rseq),
-                SCMP_SYS(set_tid_address),
-                SCMP_SYS(exit),
-                SCMP_SYS(exit_group),
-                SCMP_SYS(rt_sigaction),
-                SCMP_SYS(rt_sigprocmask),
-                SCMP_SYS(rt_sigreturn),
-                SCMP_SYS(sigaltstack),
-                SCMP_SYS(getpid),
-                SCMP_SYS(gettid),
-                SCMP_SYS(getppid),
-                SCMP_SYS(getuid),
-                SCMP_SYS(geteuid),
-                SCMP_SYS(getgid),
-                SCMP_SYS(getegid),
-                SCMP_SYS(getresuid),
-                SCMP_SYS(getresgid),
-                SCMP_SYS(sched_yield),
-                SCMP_SYS(sched_getaffinity),
-                SCMP_SYS(sched_getparam),
-                SCMP_SYS(sched_getscheduler),
-                SCMP_SYS(clock_gettime),
-                SCMP_SYS(clock_getres),
-                SCMP_SYS(clock_nanosleep),
-                SCMP_SYS(nanosleep),
-                SCMP_SYS(gettimeofday),
-                SCMP_SYS(time),
-                SCMP_SYS(getrandom),
-                SCMP_SYS(getrlimit),
-                SCMP_SYS(setrlimit),
-                SCMP_SYS(getrusage),
-                SCMP_SYS(sysinfo),
-                SCMP_SYS(uname),
-                SCMP_SYS(membarrier),
-                SCMP_SYS(arch_prctl),
-                SCMP_SYS(prctl),
-                SCMP_SYS(seccomp)})  // seccomp: stage 2 narrows this filter (a filter can only be added, never removed)
-    f.allow(s);
-  // Own threads only: OpenMP pins its workers by thread id; another process is "nobody"'s at most.
+  for (int s : process::kAllowedSyscalls) f.allow(s);
+  // Own threads only: OpenMP pins its workers by thread id; another process has another uid.
   f.allow_if(SCMP_SYS(sched_setaffinity), SCMP_A0(SCMP_CMP_EQ, 0));
   f.allow_if(SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(getpid())));  // abort(), thread signals
   f.allow_if(SCMP_SYS(prlimit64),
@@ -249,118 +187,8 @@ std::string seccomp_stage1() {
   f.kill_if(SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   f.enosys(SCMP_SYS(clone3));  // its flags live in memory seccomp cannot read; glibc falls back to clone
   f.enosys(SCMP_SYS(openat2));
-  // Named so that a violation is reported as one: processes, exec, network, tracing, other processes,
-  // file-system changes, io_uring (which would bypass this filter), devices and FIFOs, extended
-  // attributes, scheduling of others, keys, modules, mounts, namespaces.
-  for (int s : {SCMP_SYS(fork),
-                SCMP_SYS(vfork),
-                SCMP_SYS(execve),
-                SCMP_SYS(execveat),
-                SCMP_SYS(socket),
-                SCMP_SYS(socketpair),
-                SCMP_SYS(connect),
-                SCMP_SYS(bind),
-                SCMP_SYS(listen),
-                SCMP_SYS(accept),
-                SCMP_SYS(accept4),
-                SCMP_SYS(sendto),
-                SCMP_SYS(sendmsg),
-                SCMP_SYS(recvfrom),
-                SCMP_SYS(recvmsg),
-                SCMP_SYS(ptrace),
-                SCMP_SYS(process_vm_readv),
-                SCMP_SYS(process_vm_writev),
-                SCMP_SYS(kill),
-                SCMP_SYS(tkill),
-                SCMP_SYS(pidfd_open),
-                SCMP_SYS(pidfd_send_signal),
-                SCMP_SYS(pidfd_getfd),
-                SCMP_SYS(kcmp),
-                SCMP_SYS(creat),
-                SCMP_SYS(unlink),
-                SCMP_SYS(unlinkat),
-                SCMP_SYS(rename),
-                SCMP_SYS(renameat),
-                SCMP_SYS(renameat2),
-                SCMP_SYS(mkdir),
-                SCMP_SYS(mkdirat),
-                SCMP_SYS(rmdir),
-                SCMP_SYS(truncate),
-                SCMP_SYS(ftruncate),
-                SCMP_SYS(fallocate),
-                SCMP_SYS(link),
-                SCMP_SYS(linkat),
-                SCMP_SYS(symlink),
-                SCMP_SYS(symlinkat),
-                SCMP_SYS(chmod),
-                SCMP_SYS(fchmod),
-                SCMP_SYS(fchmodat),
-                SCMP_SYS(chown),
-                SCMP_SYS(fchown),
-                SCMP_SYS(lchown),
-                SCMP_SYS(fchownat),
-                SCMP_SYS(utimensat),
-                SCMP_SYS(mknod),
-                SCMP_SYS(mknodat),
-                SCMP_SYS(setxattr),
-                SCMP_SYS(lsetxattr),
-                SCMP_SYS(fsetxattr),
-                SCMP_SYS(removexattr),
-                SCMP_SYS(lremovexattr),
-                SCMP_SYS(fremovexattr),
-                SCMP_SYS(io_uring_setup),
-                SCMP_SYS(io_uring_enter),
-                SCMP_SYS(io_uring_register),
-                SCMP_SYS(memfd_create),
-                SCMP_SYS(memfd_secret),
-                SCMP_SYS(pkey_mprotect),
-                SCMP_SYS(pkey_alloc),
-                SCMP_SYS(setpriority),
-                SCMP_SYS(sched_setscheduler),
-                SCMP_SYS(sched_setparam),
-                SCMP_SYS(sched_setattr),
-                SCMP_SYS(ioprio_set),
-                SCMP_SYS(mount),
-                SCMP_SYS(umount2),
-                SCMP_SYS(chroot),
-                SCMP_SYS(pivot_root),
-                SCMP_SYS(setns),
-                SCMP_SYS(unshare),
-                SCMP_SYS(keyctl),
-                SCMP_SYS(add_key),
-                SCMP_SYS(request_key),
-                SCMP_SYS(bpf),
-                SCMP_SYS(userfaultfd),
-                SCMP_SYS(perf_event_open),
-                SCMP_SYS(init_module),
-                SCMP_SYS(finit_module),
-                SCMP_SYS(delete_module),
-                SCMP_SYS(splice),
-                SCMP_SYS(tee),
-                SCMP_SYS(vmsplice),
-                SCMP_SYS(sendfile),
-                SCMP_SYS(copy_file_range),
-                SCMP_SYS(process_madvise),
-                SCMP_SYS(name_to_handle_at),
-                SCMP_SYS(open_by_handle_at),
-                SCMP_SYS(setuid),
-                SCMP_SYS(setgid),
-                SCMP_SYS(setreuid),
-                SCMP_SYS(setregid),
-                SCMP_SYS(setresuid),
-                SCMP_SYS(setresgid),
-                SCMP_SYS(setgroups),
-                SCMP_SYS(capset),
-                SCMP_SYS(personality),
-                SCMP_SYS(modify_ldt),
-                SCMP_SYS(iopl),
-                SCMP_SYS(ioperm),
-                SCMP_SYS(shmget),
-                SCMP_SYS(shmat),
-                SCMP_SYS(msgget),
-                SCMP_SYS(semget),
-                SCMP_SYS(mq_open)})
-    f.kill(s);
+  // Named so that a violation is reported as one (backends/process/syscall_lists.hpp).
+  for (int s : process::kForbiddenSyscalls) f.kill(s);
   return f.load("seccomp stage 1");
 }
 

@@ -10,7 +10,7 @@ namespace kevolve::cpu {
 // No core dumps, a CPU-time limit, no file growth, and death with the parent. Returns "" or an error.
 std::string apply_process_limits(int64_t cpu_seconds);
 
-// The uid the runner takes when started as root ("nobody").
+// The uid the runner takes in a user namespace when not root ("nobody" inside, the evaluator's outside).
 constexpr unsigned kNobody = process::kNobody;
 
 // Gives up the evaluator's identity before any candidate code exists in the process: as root, empty

@@ -10,6 +10,7 @@ bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup
   spawn.command_fd = kCommandFd;
   spawn.reply_fd = kReplyFd;
   spawn.memory_limit_mb = memory_limit_mb;
+  spawn.seccomp = true;  // its allow-list kills forbidden calls with SIGSYS (where the filter is in force)
   spawn.timeout_consequence = "its runner was killed, which ends its kernel";
   if (!proc_.spawn(spawn, failure)) return false;
   wire::Writer w;

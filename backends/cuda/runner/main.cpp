@@ -21,6 +21,7 @@
 
 #include "backends/cuda/runner_protocol.hpp"
 #include "backends/process/identity.hpp"
+#include "backends/process/syscall_filter.hpp"
 #include "backends/harness/verify.hpp"
 #include "backends/kevolve_kernel.h"
 
@@ -58,27 +59,66 @@ void limit_data(int64_t extra_mb) {
   setrlimit(RLIMIT_DATA, &r);
 }
 
-// Root: the namespaces were entered at start (before CUDA); now, with the device and the arena open,
-// the runner becomes nobody without capabilities and may start at most 4096 tasks. Not root: nothing
-// changes, and the level says so. Fills `level`; returns "" or what failed.
-bool g_namespaces = false;
-std::string give_up_identity(std::string& level) {
+// Root: at start, before CUDA (namespaces and mounts need a process of one thread), empty network, IPC
+// and UTS namespaces and a private filesystem (read-only root, private /tmp and /dev/shm, a /proc hiding
+// other users). Later, with the device and the arena open, the runner takes a uid of its own without
+// capabilities, at most 4096 tasks, and a seccomp allow-list. Not root: no identity change, the filter
+// alone, and the level says so.
+struct Confinement {
+  bool namespaces = false;
+  std::string files;     // what the private filesystem has in force, "" when there is none
+  std::string no_files;  // why there is none
+};
+Confinement g_conf;
+
+void confine_at_start() {
+  if (geteuid() != 0) return;
+  g_conf.namespaces = process::enter_private_namespaces();
+  g_conf.files = process::private_filesystem(g_conf.no_files);
+}
+
+// Fills `level`; returns "" or what failed.
+std::string give_up_identity(std::string& level, bool loading) {
   if (geteuid() != 0) {
     level = "same uid " + std::to_string(getuid()) + " as the evaluator (not root)";
+  } else {
+    if (auto e = process::become_runner_user(); !e.empty()) return e;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the uid change cleared it
+    rlimit tasks{4096, 4096};
+    setrlimit(RLIMIT_NPROC, &tasks);
+    level = "uid " + std::to_string(getuid()) + " (its own) without capabilities, no_new_privs" +
+            (g_conf.namespaces ? ", own network + IPC + UTS namespaces (no network)"
+                               : ", shared network (unshare refused)") +
+            (g_conf.files.empty() ? ", shared filesystem (no mount namespace: " + g_conf.no_files + ")"
+                                  : ", " + g_conf.files);
+  }
+  process::GpuFilterOptions f;
+  f.private_filesystem = !g_conf.files.empty();
+  f.loading = loading;
+  if (auto e = process::install_gpu_runner_filter(f); !e.empty()) {
+    level += ", no seccomp filter (" + e + ")";
     return {};
   }
-  if (auto e = process::become_nobody(); !e.empty()) return e;
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the uid change cleared it
-  rlimit tasks{4096, 4096};
-  setrlimit(RLIMIT_NPROC, &tasks);
-  level = "uid " + std::to_string(process::kNobody) + " without capabilities, no_new_privs" +
-          (g_namespaces ? ", own network + IPC + UTS namespaces (no network)" : ", shared network (unshare refused)") +
-          "; no seccomp filter (the CUDA driver's calls are not listed)";
+  level += std::string(", seccomp allow-list (the CUDA driver's calls; files ") +
+           (f.private_filesystem ? "written only in the private filesystem" : "opened read-only") + ")";
   return {};
 }
 
 class Runner {
  public:
+  // The candidate's file is read (a kernel image) or opened (host code) first, with the evaluator's
+  // identity and before the private filesystem hides the evaluator's /tmp where it lies.
+  bool open_artifact(const Setup& s, Hello& h) {
+    if (s.kind == ArtifactKind::cubin) {
+      std::ifstream f(s.artifact, std::ios::binary);
+      image_.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (image_.empty()) return fail(h, "cannot read " + s.artifact);
+    } else if ((so_fd_ = open(s.artifact.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
+      return fail(h, "cannot open " + s.artifact + ": " + std::strerror(errno));
+    }
+    return true;
+  }
+
   bool setup(const Setup& s, Hello& h) {
     s_ = s;
     cudaError_t e = cudaSetDevice(0);
@@ -100,22 +140,12 @@ class Runner {
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return fail(h, cuda_text(e));
     if (s.flush_bytes > 0 && (e = cudaMalloc(&flush_, static_cast<size_t>(s.flush_bytes))) != cudaSuccess)
       return fail(h, "L2 flush buffer: " + cuda_text(e));
-    // The candidate's file is read (a kernel image) or opened (host code) while the runner still has the
-    // evaluator's identity, since its folder is private; then the identity goes, before any candidate code
-    // exists in the process (a .so runs its constructors when opened).
-    std::string image;
-    int so_fd = -1;
-    if (s.kind == ArtifactKind::cubin) {
-      std::ifstream f(s.artifact, std::ios::binary);
-      image.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (image.empty()) return fail(h, "cannot read " + s.artifact);
-    } else if ((so_fd = open(s.artifact.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
-      return fail(h, "cannot open " + s.artifact + ": " + std::strerror(errno));
-    }
-    if (auto why = give_up_identity(h.sandbox); !why.empty())
+    // The identity goes before any candidate code exists in the process (a .so runs its constructors
+    // when opened).
+    if (auto why = give_up_identity(h.sandbox, s.kind != ArtifactKind::cubin); !why.empty())
       return fail(h, "sandbox unavailable on this machine: " + why);
     if (s.kind == ArtifactKind::cubin) {
-      CUresult r = cuModuleLoadData(&module_, image.data());
+      CUresult r = cuModuleLoadData(&module_, image_.data());
       if (r != CUDA_SUCCESS)
         return fail(
             h, "loading the kernel image failed (built for another architecture than " + h.arch + "?): " + cu_text(r));
@@ -123,8 +153,9 @@ class Runner {
         return fail(
             h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
     } else {
-      lib_ = dlopen(("/proc/self/fd/" + std::to_string(so_fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
+      lib_ = dlopen(("/proc/self/fd/" + std::to_string(so_fd_)).c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!lib_) return fail(h, std::string("dlopen: ") + dlerror());
+      if (auto e = process::close_loading(); !e.empty()) return fail(h, "sandbox: " + e);
       host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, s.entry.c_str()));
       if (!host_entry_) return fail(h, "the shared object exports no '" + s.entry + "'");
       size_t total = 0;
@@ -166,6 +197,10 @@ class Runner {
       const cudaError_t e = cudaDeviceSynchronize();
       rep.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
       if (e != cudaSuccess) fatal(rep, rep.calls.back(), e);
+    } else if (!rep.fatal) {
+      // Whatever the candidate left running elsewhere finishes before the reply: the evaluator then reads
+      // its final outputs (the snapshots above were taken before), and no work of this batch overlaps the next.
+      if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) fatal(rep, rep.calls.back(), e);
     }
     if (!rep.fatal) {
       if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) fatal(rep, rep.calls.back(), e);
@@ -273,6 +308,8 @@ class Runner {
   }
 
   Setup s_;
+  std::string image_;  // a kernel image's bytes
+  int so_fd_ = -1;     // a host-code library's file
   char* base_ = nullptr;
   void* flush_ = nullptr;
   uint64_t flushes_ = 0;
@@ -293,7 +330,6 @@ int main(int argc, char**) {
     return 2;
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (geteuid() == 0) g_namespaces = process::enter_private_namespaces();
   rlimit core{0, 0};
   setrlimit(RLIMIT_CORE, &core);
   auto frame = wire::read_frame(kCommandFd);
@@ -305,7 +341,9 @@ int main(int argc, char**) {
   } catch (const wire::DecodeError&) { return 1; }
   Runner runner;
   Hello h;
-  const bool ok = runner.setup(s, h);
+  bool ok = runner.open_artifact(s, h);
+  if (ok) confine_at_start();
+  ok = ok && runner.setup(s, h);
   if (ok) limit_data(4096);
   if (!say_hello(h) || !ok) return ok ? 1 : 0;
   while (auto f = wire::read_frame(kCommandFd)) {

@@ -58,32 +58,57 @@ TEST_CASE("a kernel that never finishes times out and its runner is killed", "[c
 
 TEST_CASE("work hidden on a second stream is rejected by escaped_work", "[cuda][gpu]") {
   if (skip_without_gpu("second-stream cheater")) return;
+  const EvalResult honest = cuda_eval_file(kGelu, "tests/backends/cuda/honest/gelu_kernel_only.cu");
+  REQUIRE(honest.status == EvalStatus::ok);
   const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/second_stream.cu");
   INFO(r.message);
   CHECK(r.status == EvalStatus::rejected);
   CHECK(r.reason == "escaped_work");
+  // With escaped_work off (and poison and timed_outputs, which a late writer can also trip) the cheater
+  // scores ok: every batch ends with a device synchronisation, so its verification reads the finished
+  // outputs, and the events measure only its launch. The detector is what catches it.
   EvalOptions off = test::quick_options();
   off.detectors.set(Detector::escaped_work, false);
   off.detectors.set(Detector::poison, false);
   off.detectors.set(Detector::timed_outputs, false);
   const EvalResult fooled = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/second_stream.cu", off);
-  INFO(fooled.message);
-  // Without those detectors nothing names the escape (the verdict then depends on a race with the hidden stream).
-  CHECK(fooled.reason != "escaped_work");
+  INFO(status_name(fooled.status) << " [" << fooled.reason << "] " << fooled.message);
+  CHECK(fooled.status == EvalStatus::ok);
+  // It does 64 extra steps per element on top of GELU, yet it is "timed" faster than the honest kernel.
+  INFO("honest " << honest.candidate.median_ms << " ms, cheater " << fooled.candidate.median_ms << " ms");
+  CHECK(fooled.candidate.median_ms < honest.candidate.median_ms);
 }
 
-TEST_CASE("host code cannot reach the evaluator: the runner is nobody in namespaces of its own", "[cuda][gpu]") {
+TEST_CASE("host code cannot reach the evaluator: the runner has a uid of its own in namespaces of its own",
+          "[cuda][gpu]") {
   if (skip_without_gpu("isolation of the CUDA runner")) return;
   const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/reaches_evaluator.cu");
   INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox);
+  // /proc/<evaluator>/mem is out of sight (a /proc of its own, another uid); renicing the evaluator is a
+  // forbidden call: the allow-list kills the runner, and the verdict names the isolation breach. (With the
+  // evaluator's identity and no filter, either reach would poison the output.)
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "isolation");
   if (geteuid() == 0) {
-    // As root the runner gives up root: /proc/<evaluator>/mem and renicing the evaluator both fail, so the
-    // candidate stays an honest GELU. (With the evaluator's identity, either would poison its output.)
-    CHECK(r.sandbox.find("uid 65534") != std::string::npos);
-    CHECK(r.status == EvalStatus::ok);
+    CHECK(r.sandbox.find("(its own) without capabilities") != std::string::npos);
+    CHECK(r.sandbox.find("seccomp allow-list") != std::string::npos);
+    CHECK(r.sandbox.find("read-only root") != std::string::npos);
   } else {
-    CHECK(r.sandbox.find("same uid") != std::string::npos);  // says it is not confined
+    CHECK(r.sandbox.find("same uid") != std::string::npos);  // says it keeps the evaluator's uid
   }
+}
+
+TEST_CASE("host code that opens a socket is killed by the runner's seccomp allow-list", "[cuda][gpu]") {
+  if (skip_without_gpu("seccomp of the CUDA runner")) return;
+  const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/opens_socket.cu");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox
+                             << "\nlog: " << r.runner_log);
+  if (r.sandbox.find("seccomp allow-list") == std::string::npos) {
+    test::say_skipped("no seccomp filter on this machine: " + r.sandbox);
+    return;
+  }
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "isolation");
 }
 
 TEST_CASE("timing oracles on the GPU: k passes over the data take k times one pass", "[cuda][gpu][oracle]") {

@@ -215,13 +215,25 @@ TEST_CASE("on a GPU the runner is confined and work it leaves running is caught 
     c.source = test::read_file(test::source_path("tests/backends/python/cheaters/" + file));
     return gpu.evaluate_source(python::kernelbench_problem(test::source_path(problem)), c, quick());
   };
-  const EvalResult q = eval_gpu(kSoftmax, "queued_work.py");
-  INFO(status_name(q.status) << " [" << q.reason << "] " << q.message);
-  CHECK(q.status == EvalStatus::rejected);
-  CHECK(q.reason == "queued_work");
-  const EvalResult m = eval_gpu(kRelu, "reads_evaluator_memory.py");
-  CHECK(m.status == EvalStatus::runtime_error);
-  CHECK(m.message.find("PermissionError") != std::string::npos);
+  {
+    const EvalResult q = eval_gpu(kSoftmax, "queued_work.py");
+    INFO(status_name(q.status) << " [" << q.reason << "] " << q.message);
+    CHECK(q.status == EvalStatus::rejected);
+    // Two trusted clocks see the work left running: the idle probe before the reference is timed
+    // (queued_work), and the outside wall clock of the candidate's own passes, which the other context's
+    // time slices stretch far beyond what the runner reports (timer). Which fires first depends on the GPU's
+    // time-slicing; each names the mechanism.
+    CHECK((q.reason == "queued_work" || q.reason == "timer"));
+  }
+  {
+    // The runner has a /proc of its own with hidepid=2 (root) or another uid: the evaluator's files are absent
+    // or refused.
+    const EvalResult m = eval_gpu(kRelu, "reads_evaluator_memory.py");
+    INFO(status_name(m.status) << " [" << m.reason << "] " << m.message);
+    CHECK(m.status == EvalStatus::runtime_error);
+    CHECK((m.message.find("FileNotFoundError") != std::string::npos ||
+           m.message.find("PermissionError") != std::string::npos));
+  }
   for (const char* f : {"renices_evaluator.py", "makes_fifo.py", "opens_socket.py"}) {
     const EvalResult r = eval_gpu(kRelu, f);
     INFO(f << ": " << status_name(r.status) << " " << r.message);

@@ -1,7 +1,7 @@
 // Cheater (isolation, host code): reaches for the trusted evaluator from inside the runner — its memory
 // through /proc/<ppid>/mem (where the expected outputs live) and its scheduling priority (to slow the
 // reference). Each reach that works poisons the output with NaN, so the verdict shows whether the runner
-// let it through: confined, the candidate is an honest GELU and scores ok.
+// let it through: confined, the renice is a forbidden call that kills the runner (rejected [isolation]).
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <stdio.h>
