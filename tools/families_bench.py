@@ -3,11 +3,12 @@
 torch.compile on one GPU, problem by problem, at each problem's own sizes.
 
     python3 tools/families_bench.py [--problems DIR] [--only 1,16,19] [--points 3] [--budget 420]
-                                    [--compile-budget 200] [--out DIR] [--resume FILE]
+                                    [--compile-budget 200] [--out DIR] [--resume FILE] [--focus]
 
 Per problem: the family match; the module's inputs made on the GPU by its own get_inputs() under two seeds
 (two input sets, alternated so that no call sees the inputs of the call before); eager time; for a matched
-family, `--points` parameter points (the defaults, then variations the search space allows), each compiled
+family, `--points` parameter points (the defaults, then variations the search space allows; with --focus the
+defaults and every point FOCUS lists for the problem), each compiled
 as a complete ModelNew file, checked against the eager outputs on both sets (|got - ref| <= 1e-4 + 1e-4 |ref|
 per element, the evaluator's default tolerance; integer outputs exactly) and timed; then, while
 `--compile-budget` seconds remain, torch.compile (default mode) of the module. Timing: CUDA events around
@@ -50,6 +51,29 @@ VARIATIONS = {
 }
 
 
+# --focus: the points measured per problem (after the defaults) instead of VARIATIONS: the algorithm choices
+# of the search space on the problems where the generated kernels trailed torch.compile (bias: the
+# convolution's bias added by the fused kernel; cl: the convolution in channels_last; plane: pointwise by
+# planes; online 2: mean and variance from double sums, or each thread's two passes over its registers)
+FOCUS = {
+    19: [{"ty": 4, "cache": "regs", "items": 16}, {"ty": 2, "cache": "regs", "items": 32}, {"ty": 4, "cache": "none"}],
+    20: [{"online": 2}],
+    21: [{"online": 2}],
+    22: [{"online": 2}, {"online": 2, "split": 2}, {"online": 2, "threads": 512}],
+    23: [{"plane": 1}, {"plane": 1, "threads": 512}, {"plane": 1, "unroll": 4}, {"threads": 512, "unroll": 2}],
+    34: [{"online": 2}, {"online": 2, "cache": "none"}, {"online": 2, "threads": 512, "items": 8}],
+    50: [{"online": 2}, {"online": 0}, {"online": 2, "threads": 512}, {"online": 2, "team": 32, "threads": 256, "cache": "none"}],
+    51: [{"threads": 256}, {"threads": 512}, {"team": 32, "threads": 256}],
+    52: [{"threads": 256}, {"threads": 512}, {"team": 32, "threads": 256}],
+    60: [{"bias": 0}, {"plane": 1}, {"cl": 1}, {"cl": 1, "threads": 512, "unroll": 2}],
+    61: [{"bias": 0}, {"online": 2}, {"online": 2, "split": 2}],
+    64: [{"bias": 0}, {"plane": 1}, {"cl": 1}, {"cl": 1, "threads": 512, "unroll": 2}],
+    66: [{"bias": 0}, {"cache": "none", "team": 0, "threads": 1024}],
+    69: [{"bias": 0}, {"online": 2}, {"online": 2, "cache": "none"}],
+    71: [{"bias": 0}, {"cl": 1}, {"cl": 1, "online": 2}, {"cl": 1, "online": 0}],
+}
+
+
 def number(path):
     try:
         return int(os.path.basename(path).split("_")[0])
@@ -57,9 +81,14 @@ def number(path):
         return 1 << 30
 
 
-def points(an, n):
+def points(an, n, focus=None):
     space, defaults = fam.search_space(an, "cuda")
     out = [dict(defaults)]
+    if focus is not None:
+        for v in focus:
+            if all(k in space and val in space[k] for k, val in v.items()) and dict(defaults, **v) not in out:
+                out.append(dict(defaults, **v))
+        return out
     for v in VARIATIONS.get(an.layout["kind"], []):
         p = dict(defaults)
         if all(k in space and val in space[k] for k, val in v.items()):
@@ -158,7 +187,7 @@ def bench_problem(path, args, flush, deadline):
             ref64 = None
     if match["family"]:
         an = fam.Analysis(path)
-        for p in points(an, args.points):
+        for p in points(an, args.points, FOCUS.get(number(path), []) if args.focus else None):
             if time.time() > deadline:
                 break
             pt = {"params": p}
@@ -264,6 +293,8 @@ def main():
     ap.add_argument("--compile-budget", type=float, default=0.0, help="seconds for the torch.compile pass after it")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--resume", default="")
+    ap.add_argument("--focus", action="store_true", help="measure the defaults and the FOCUS points of each problem "
+                    "(all of them: --points is ignored) instead of the defaults and VARIATIONS")
     a = ap.parse_args()
     start = time.time()
     paths = sorted(glob.glob(os.path.join(a.problems, "*.py")), key=number)

@@ -50,11 +50,21 @@ Search parameters (space depends on the family's layout; the CPU space is smalle
         load: 1, 2 or 4), cache (none: re-read the row for every pass; regs: keep it in registers when it
         fits; smem: keep it in shared memory when it fits), items (registers per thread for cache=regs),
         split (blocks per row: >1 splits few long rows over blocks with partial results), online (1: softmax
-        max-and-sum, and mean-and-variance, in one pass; 0: two passes), ty (threads splitting a strided
-        row, for reductions over non-last dims), unroll (vectors per thread, pointwise).
+        max-and-sum, and mean-and-variance, in one pass; 0: two passes; 2: mean-and-variance from sums of x and
+        x * x in double, no division per element, and over a row cached in registers each thread's own two
+        passes over its registers (mean then squared deviations, max then exponentials) before the threads'
+        states merge), ty (threads splitting a strided row, for reductions over non-last dims), unroll (vectors
+        per thread, pointwise), plane (pointwise: 1 runs a 2-D grid of planes, the dims up to the innermost one
+        a broadcast operand touches, so per-channel values are loaded once per thread with no index
+        arithmetic per element).
+  Where the data is a convolution's output (level 2): bias (1: the convolution runs without its bias and the
+        fused kernel adds it, which saves the library's separate bias pass and gives the same values), cl (1:
+        the convolution runs in channels_last with weights converted once per version, and the fused kernel
+        reads and writes (N, H, W, C) memory directly; offered where the fused ops are pointwise or reduce over
+        the channels only, the layout's parameters of both variants being in the space).
   CPU   schedule (rows: threads over rows; split: threads over chunks of rows, partial results combined),
         grain (0: OpenMP's static schedule; N: dynamic, N rows or blocks of 4096 elements at a time),
-        online (as above).
+        online, bias and cl (as above).
 Every candidate is verified like any other: a wrong kernel costs an evaluation, never correctness.
 """
 import argparse
@@ -266,6 +276,7 @@ LIBRARY = {"linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "conv1d", "conv2
            "conv_transpose2d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
            "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "einsum", "__matmul__",
            "_max_pool2d", "_max_pool1d", "_max_pool3d", "max_pool2d_with_indices"}
+CONVS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
 PASSTHROUGH = {"contiguous", "float", "clone", "detach"}
 VIEWS = {"view", "reshape", "flatten", "unsqueeze", "squeeze"}
 
@@ -285,6 +296,10 @@ class Program:
         self.post = None        # a second-level reduction over the rows: ("sum"|"mean", divisor dims)
         self.scan = None        # (dim, kind, reverse)
         self.online_choice = False  # whether a one-pass (online) form was available to some reduction
+        self.lib = None         # the library op whose output is the data (a convolution): see Lowering.plan
+        self.domain_perm = None # channels_last: domain dim k is dim domain_perm[k] of the data
+        self.perms = {}         # channels_last: operand index -> the permutation its tensor is passed in
+        self.out_perm = None    # channels_last: the permutation the output is written in
 
     def operand(self, ref):
         for i, (r, _, _) in enumerate(self.operands):
@@ -535,10 +550,17 @@ class Lowering:
         raise Unsupported("node %s: a norm of order %r" % (at, p))
 
     # -- the main walk -----------------------------------------------------------------------------------------
-    def run(self, online=True):
+    def run(self, online=True, lib_bias=False, cl=False):
         self.online = online
         ops = self.ops
-        self.plan()
+        self.plan(cl=cl)
+        lib = self.p.lib
+        if lib_bias and lib is not None and lib["bias"] is not None:
+            # the library op runs without its bias; the fused kernel adds it to every element it reads
+            v = self.val(lib["out"], at=lib["index"])
+            b = self._chan(lib["bias"], v, lib["index"])
+            self.env[self.key(lib["out"])] = self._binv("add", v, b)
+            lib["bias_fused"] = True
         for op in ops:
             if op.index in self.prefix_idx:
                 continue
@@ -549,9 +571,56 @@ class Lowering:
         if out is None:
             raise Unsupported("the output is computed by library ops only: nothing after them to fuse")
         self.p.output = out
+        if cl:
+            self._permute_operands()
         return self.p
 
-    def plan(self):
+    def _permute_operands(self):
+        """With a permuted domain (channels_last), every operand and the output whose dims lie over the domain
+        in another order are passed permuted (a view: contiguous for the library op's channels_last output), so
+        that their dims follow the domain's."""
+        p = self.p
+        if p.final_view is not None or p.post is not None or p.scan is not None:
+            raise Unsupported("channels_last: the fused ops end in a view, a reduction over all rows or a scan")
+        loads, stack, seen = {}, [p.output.node], set()
+        while stack:
+            n = stack.pop()
+            if n.id in seen:
+                continue
+            seen.add(n.id)
+            stack += n.args
+            if n.op == "red":
+                stack.append(n.attrs["r"].arg)
+            if n.op == "gather":
+                raise Unsupported("channels_last: a gather")
+            if n.op == "load":
+                loads.setdefault(n.attrs["j"], []).append(n)
+
+        def perm_of(dm):
+            if any(len(t) > 1 for t in dm):
+                raise Unsupported("channels_last: an operand dim over several data dims")
+            flat = [t[0] for t in dm if t]
+            if flat == sorted(flat):
+                return None
+            return sorted(range(len(dm)), key=lambda i: (dm[i][0] if dm[i] else -1, i))
+        p.perms = {}
+        for j, ns in loads.items():
+            dm = [tuple(t) for t in ns[0].attrs["dmap"]]
+            if any([tuple(t) for t in m.attrs["dmap"]] != dm for m in ns):
+                raise Unsupported("channels_last: operand %d is read in two layouts" % j)
+            perm = perm_of(dm)
+            if perm is not None:
+                for m in ns:
+                    m.attrs["dmap"] = [dm[i] for i in perm]
+                p.perms[j] = perm
+        out = p.output
+        dm = [tuple(t) for t in out.dmap]
+        perm = perm_of(dm)
+        if perm is not None:
+            p.out_perm = perm
+            p.output = Val(out.node, [out.shape[i] for i in perm], [dm[i] for i in perm], out.dtype)
+
+    def plan(self, cl=False):
         """Which ops stay torch code (library ops and views of the inputs, before any fused op), and the domain."""
         fused_keys = set()
         self.prefix_idx = set()
@@ -609,6 +678,21 @@ class Lowering:
             raise Unsupported("the data has %d dims (at most %d are handled)" % (len(domain), MAX_DOMAIN_DIMS))
         self.p.domain, self.p.orig_dmap, self.p.splits = tuple(domain), dmap, splits
         self.p.domain_ref = big
+        self.p.domain_perm = None
+        # the library op whose output is the data: a convolution's bias can move into the fused kernel, and a
+        # 2-D convolution can run in channels_last (its output then lies as (N, H, W, C): the domain's order)
+        self.p.lib = None
+        libs = [op for op in self.prefix if op.name.lstrip("_") in LIBRARY]
+        if len(libs) == 1 and libs[0].name in CONVS and isinstance(libs[0].out, Ref) and \
+                self.key(libs[0].out) == self.key(big) and len(big.shape) >= 3:
+            bias = _arg(libs[0], 2, "bias")
+            self.p.lib = {"index": libs[0].index, "name": libs[0].name, "out": big,
+                          "bias": bias if isinstance(bias, Ref) and len(bias.shape) == 1 else None}
+        if cl:
+            if self.p.lib is None or self.p.lib["name"] not in ("conv2d", "conv_transpose2d") or len(big.shape) != 4 or splits:
+                raise Unsupported("channels_last needs a 2-D convolution whose output is the data (and no group split)")
+            n, c, h, w = big.shape
+            self.p.domain, self.p.orig_dmap, self.p.domain_perm = (n, h, w, c), [(0,), (3,), (1,), (2,)], [0, 2, 3, 1]
         return consumed
 
     def lower(self, op):
@@ -1183,14 +1267,14 @@ def _describe(ops, prefix_idx, limit=14):
 class Analysis:
     """Everything the generator needs: the program, the prefix ops, the layout, and the search space."""
 
-    def __init__(self, problem_path, overrides=None, online=True, seed=1):
-        self.path = problem_path
+    def __init__(self, problem_path, overrides=None, online=True, seed=1, lib_bias=False, cl=False):
+        self.path, self.overrides = problem_path, overrides
         self.problem = load_problem(problem_path, overrides)
         self.model, self.inputs = meta_instance(self.problem, seed)
         self.ops, self.oref, self.how = record(self.model, self.inputs)
-        self.online = online
+        self.online, self.lib_bias, self.cl = online, bool(lib_bias), bool(cl)
         L = Lowering(self.ops, self.oref, self.inputs)
-        self.prog = L.run(online=online)
+        self.prog = L.run(online=online, lib_bias=lib_bias, cl=cl)
         self.prefix = L.prefix
         self.prefix_idx = L.prefix_idx
         self.lowering = L
@@ -1249,26 +1333,101 @@ def _size(domain, dims):
     return _numel([domain[d] for d in dims])
 
 
+# the default of the parameter `cl` (library convolution in channels_last) where it is offered
+CL_DEFAULT = 1
+# the default of the parameter `plane` (pointwise by planes) where it is offered
+PLANE_DEFAULT = 0
+
+
+def _plane_dim(prog):
+    """The innermost data dim an operand read by broadcast touches (None: every operand covers the data)."""
+    inner, stack, seen = None, [prog.output.node], set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        stack += n.args
+        if n.op == "red":
+            stack.append(n.attrs["r"].arg)
+        if n.op == "load":
+            flat = [d for L in n.attrs["dmap"] for d in L]
+            if flat and flat != list(range(len(prog.domain))):
+                inner = max(flat + ([inner] if inner is not None else []))
+    return inner
+
+
+def _variant(an, **opts):
+    """The analysis of the same problem with other lowering options (None where they do not apply)."""
+    want = dict(online=an.online, lib_bias=an.lib_bias, cl=an.cl)
+    want.update(opts)
+    if want == dict(online=an.online, lib_bias=an.lib_bias, cl=an.cl):
+        return an
+    cache = an.__dict__.setdefault("_variants", {})
+    key = tuple(sorted(want.items()))
+    if key not in cache:
+        try:
+            cache[key] = Analysis(an.path, an.overrides, **want)
+        except Unsupported:
+            cache[key] = None
+    return cache[key]
+
+
 def search_space(an, backend="cuda"):
+    """(space, defaults): the layout's parameters, and where the data is a convolution's output, `bias` (1: the
+    convolution runs without its bias, which the fused kernel adds) and `cl` (1: the convolution runs in
+    channels_last and the fused kernel reads and writes (N, H, W, C) memory; its layout's parameters are added
+    to the space, so both variants are points of one space)."""
+    lib = an.prog.lib
+    space, d = _layout_space(an, backend)
+    if lib is None:
+        return space, d
+    if lib["name"] in ("conv2d", "conv_transpose2d"):
+        base = _variant(an, cl=False)
+        cl_an = _variant(an, cl=True)
+        if base is not None and cl_an is not None and cl_an.layout["kind"] in ("pointwise", "inner"):
+            space, d = _layout_space(base, backend)
+            for k, vals in _layout_space(cl_an, backend)[0].items():
+                space[k] = space[k] + [v for v in vals if v not in space[k]] if k in space else list(vals)
+            if CL_DEFAULT:
+                d.update(_layout_space(cl_an, backend)[1])
+            space["cl"] = [CL_DEFAULT, 1 - CL_DEFAULT]
+            d["cl"] = CL_DEFAULT
+    if lib["bias"] is not None:
+        space["bias"] = [1, 0]
+        d["bias"] = 1
+    return space, d
+
+
+def _layout_space(an, backend="cuda"):
     lay = an.layout["kind"]
     dom = an.prog.domain
     g = an.layout["groups"]
     K = _size(dom, g["K1"] + g["K2"])
     R = _size(dom, g["R1"] + g["R2"])
     has_online = an.prog.online_choice
+    # mean and variance (Welford states): by default from double sums (online = 2), with no division per element
+    welford = any(r.kind == "welford" for r in an.prog.reductions)
     if backend == "cpu":
         space = {"schedule": ["rows", "split"], "grain": [0, 16]}
         if lay in ("pointwise", "scan_inner", "scan_outer"):
             space = {"schedule": ["rows"], "grain": [0, 16]}
         if has_online:
-            space["online"] = [1, 0]
+            space["online"] = [1, 0, 2]
         defaults = {k: v[0] for k, v in space.items()}
         if lay == "inner" and K < 4 and R > 4096 and an.prog.post is None:
             defaults["schedule"] = "split"
         return space, defaults
     if lay == "pointwise":
         space = {"threads": [256, 128, 512, 1024], "vec": [4, 2, 1], "unroll": [1, 2, 4]}
-        return space, {k: v[0] for k, v in space.items()}
+        d = {k: v[0] for k, v in space.items()}
+        s = _plane_dim(an.prog)
+        if s is not None and s < len(dom) - 1 and an.prog.post is None:
+            # plane: 1 runs a 2-D grid of planes (the dims up to the innermost one a broadcast operand
+            # touches, such as batch norm's channels) so that per-plane values cost no index arithmetic
+            space["plane"] = [0, 1]
+            d["plane"] = PLANE_DEFAULT
+        return space, d
     if lay in ("scan_inner", "scan_outer"):
         space = {"threads": [256, 512, 1024, 128], "vec": [4, 1]} if lay == "scan_inner" else \
             {"threads": [128, 256, 64], "vec": [4, 2, 1]}
@@ -1283,14 +1442,14 @@ def search_space(an, backend="cuda"):
         d["cache"] = "regs" if R1 <= 16 * d["ty"] else "none"
         d["items"] = 16
         if has_online:
-            space["online"] = [1, 0]
-            d["online"] = 1
+            space["online"] = [1, 0, 2]
+            d["online"] = 2 if welford else 1
         return space, d
     # inner
     space = {"threads": [256, 512, 1024, 128], "team": [32, 0, 8, 16, 64], "vec": [4, 2, 1],
              "cache": ["regs", "smem", "none"], "items": [8, 4, 16, 32], "split": [1, 2, 4, 8, 16, 32, 64, 128]}
     if has_online:
-        space["online"] = [1, 0]
+        space["online"] = [1, 0, 2]
     # defaults from the problem's own shapes: a team per row of about the row's length, the whole block for
     # long rows; rows that fit in registers cached; a split over blocks when there are too few rows
     R2 = _size(dom, g["R2"])
@@ -1299,6 +1458,8 @@ def search_space(an, backend="cuda"):
         d["team"] = 8
     elif R <= 1024:
         d["team"] = 32
+    elif 8192 <= R <= 32768 and not g["R1"]:
+        d["team"] = 32  # a warp per row: measured faster than a block per row for rows of 8192 to 32768
     else:
         d["team"] = 0  # the whole block
         d["threads"] = 1024 if R >= 8192 else 256
@@ -1313,7 +1474,10 @@ def search_space(an, backend="cuda"):
         d["team"] = 0
         d["threads"] = 1024
     if has_online:
-        d["online"] = 1
+        # (a split over blocks measured faster with online = 1: layer norm over (64, 256, 256))
+        d["online"] = 2 if welford and d["split"] == 1 else 1
+        if welford and d["cache"] == "regs" and R > 2048 and d["split"] == 1:
+            d["cache"] = "none"  # the sums need one pass; rows this long ran faster uncached than in registers
     return space, d
 
 

@@ -22,7 +22,7 @@ import os
 
 import torch
 
-from kevolve_py_families import Analysis, Unsupported, search_space, CONST, ROW, ELEM, HERE, Ref
+from kevolve_py_families import Analysis, Unsupported, search_space, _layout_space, _variant, CONST, ROW, ELEM, HERE, Ref
 
 GLUE = os.path.join(HERE, "kevolve_kernel_glue.py")
 HEADER = os.path.join(os.path.dirname(HERE), "kevolve_kernel.h")
@@ -251,10 +251,14 @@ def red_final(kind, slot, A):
 class Structure:
     """Classes of nodes, reachable reductions and their phases, for one program."""
 
-    def __init__(self, prog, flat=False):
+    def __init__(self, prog, flat=False, plane=None):
         self.prog = prog
         self.flat = flat  # the pointwise pass after a reduction over all rows: every load is per element
         self.rset = prog.rset or frozenset()
+        # a pointwise program run by planes (the inner dims `plane`): loads not touching them are per plane
+        self.plane = frozenset(plane) if plane else None
+        if self.plane:
+            self.rset = self.plane
         self.memo = {}
         out = prog.output.node
         self.out_node = out
@@ -322,7 +326,7 @@ class Structure:
             return c
         if n.op == "load":
             dims = set(d for t in n.attrs["dmap"] for d in t)
-            c = CONST if not dims else ELEM if (self.flat or not self.prog.rset or dims & self.rset) else ROW
+            c = CONST if not dims else ELEM if (self.flat or (not self.prog.rset and not self.plane) or dims & self.rset) else ROW
         elif n.op == "const":
             c = CONST
         elif n.op in ("red", "gather"):
@@ -393,6 +397,11 @@ class Emitter:
     def dix(self, ctx, d, lane):
         """The index along domain dim d."""
         g = self.group_of(d)
+        if lane and getattr(ctx, "lanes_inner", False):
+            # the lanes of a vector lie along the group's innermost dim, whose size the vector divides: lane l's
+            # index is lane 0's (computed once) plus l there, and lane 0's elsewhere
+            base = self.dix(ctx, d, 0)
+            return "(%s + %d)" % (base, lane) if d == g[-1] else base
         gi = ctx.gidx[self.gname(d)](lane)
         inn = self.inner(d)
         e = gi if inn is None else "(%s / %s)" % (gi, inn)
@@ -460,6 +469,8 @@ class Emitter:
         self.main (row and kernel scope)."""
         c = self.st.cls(n)
         key = (n.id, self.lane_key(n, ctx, lane))
+        if n.op == "load":  # the same element of the same operand is loaded once (x in a prologue and an epilogue)
+            key = (("load", n.attrs["j"], tuple(tuple(t) for t in n.attrs["dmap"])), key[1])
         if c == ELEM and ctx.in_body:
             memo, dest = body["memo"], body["lines"]
         else:
@@ -651,8 +662,33 @@ class Gen:
     def state_vars(self, r, tag):
         return {c: "S%d_%s_%s" % (r.rid, c, tag) for c, _ in red_comps(r.kind)}
 
+    def sums(self, r):
+        """online = 2: mean and variance from the sums of x and x * x in double (no division per element)."""
+        return r.kind == "welford" and int(self.p.get("online", 1)) == 2
+
+    def upd(self, r, tag, x, i):
+        """Statements folding element x into reduction r's state `tag`."""
+        A = self.state_vars(r, tag)
+        if self.sums(r):
+            return "{ const double kx = (double)(%s); %s += (acc_t)1; W%d_s_%s += kx; W%d_q_%s += kx * kx; }" % (
+                x, A["n"], r.rid, tag, r.rid, tag)
+        return red_update(r.kind, A, x, i)
+
+    def fix(self, reds, tag):
+        """After the element loop: the sums of online = 2 made into the (count, mean, squared deviations) state."""
+        out = []
+        for r in reds:
+            if self.sums(r):
+                A = self.state_vars(r, tag)
+                out.append("if (%s > (acc_t)0) { const double km = W%d_s_%s / (double)%s; const double kq = W%d_q_%s - W%d_s_%s * km; "
+                           "%s = (acc_t)km; %s = (acc_t)(kq > 0.0 ? kq : 0.0); }"
+                           % (A["n"], r.rid, tag, A["n"], r.rid, tag, r.rid, tag, A["m"], A["q"]))
+        return out
+
     def declare_states(self, r, tag):
         out = []
+        if self.sums(r):
+            out.append("double W%d_s_%s = 0, W%d_q_%s = 0;" % (r.rid, tag, r.rid, tag))
         for c, t in red_comps(r.kind):
             out.append("%s S%d_%s_%s = %s;" % ("double" if t == "d" else "acc_t" if t == "f" and r.kind in ("lse", "welford", "prod") else
                                               "float" if t == "f" else "idx_t", r.rid, c, tag, red_init(r.kind, c)))
@@ -688,8 +724,12 @@ class Gen:
         T = int(self.p.get("threads", 256)) if self.kind == "pointwise" else 256
         V = int(self.p.get("vec", 4)) if self.kind == "pointwise" else 4
         U = int(self.p.get("unroll", 1)) if self.kind == "pointwise" else 1
+        main = st is None
         st = st or self.st
+        if main and int(self.p.get("plane", 0)):
+            return self.cuda_planes(T, V, U)
         groups = {"K1": list(range(self.nd)), "R1": [], "K2": [], "R2": []}
+        lanes = main and self.pointwise_bcast() is not None
         bodies = []
         for VV in sorted(set([V, 1]), reverse=True):
             em = Emitter(st, "cuda", groups, self.opinfo, self.outinfo)
@@ -697,6 +737,7 @@ class Gen:
             if post_input is not None:
                 pre.append("const float PV = ((const float*)a.inputs[%d].data)[0];" % post_input)
             ctx = Ctx({"K1": lambda l: "(e0 + %d)" % l}, lambda l: "(e0 + %d)" % l, "K1", VV, False, vec_loads=True)
+            ctx.lanes_inner = lanes and VV > 1  # the forward runs this variant only when the last dim divides by VV
             ctx.post_value = "PV"
             body = self.new_body()
             vals = [em.fx(st.out_node, ctx, l, body) for l in range(VV)]
@@ -713,10 +754,58 @@ class Gen:
                                               "  if (e0 >= N) break;"] + ["  " + x for x in body["lines"]] + ["}"]
             bodies.append((1 if VV > 1 else 3, code))
         src = self._cuda_file(name, T, bodies)
-        return [KernelSpec(name, src, ["ops"], ["out"], "G", str(T))], {"kind": "pointwise", "V": V, "T": T, "U": U}
+        return [KernelSpec(name, src, ["ops"], ["out"], "G", str(T))], {"kind": "pointwise", "V": V, "T": T, "U": U,
+                                                                       "lanes": lanes}
 
-    def _cuda_file(self, name, T, bodies, extra_launch=None, TY=1, glob_pre=None):
+    def pointwise_bcast(self):
+        """The innermost data dim that an operand read by broadcast (not over the whole data) touches: None when
+        every operand is read over the whole data (nothing is per plane)."""
+        inner = None
+        for n in self._all_nodes():
+            if n.op == "load" and self.st.cls(n) != CONST:
+                flat = [d for L in n.attrs["dmap"] for d in L]
+                if flat != list(range(self.nd)):
+                    inner = max([inner if inner is not None else -1] + flat)
+        return inner
+
+    def cuda_planes(self, T, V, U):
+        """Pointwise by planes: a 2-D grid, blockIdx.x the plane (the dims up to the innermost one a broadcast
+        operand touches), blockIdx.y and the threads over the plane's elements. What depends on the plane only
+        (per-channel parameters) is loaded and computed once per thread, with no index arithmetic per element."""
+        s = self.pointwise_bcast()
+        if s is None or s >= self.nd - 1:
+            raise Unsupported("plane: no operand is per plane (every operand is read over the innermost dim)")
+        outer, inner = list(range(s + 1)), list(range(s + 1, self.nd))
+        groups = {"K1": outer, "R1": [], "K2": [], "R2": inner}
+        st = Structure(self.prog, plane=inner)
+        bodies = []
+        for VV in sorted(set([V, 1]), reverse=True):
+            em = Emitter(st, "cuda", groups, self.opinfo, self.outinfo)
+            pre = self.preamble(em, groups=groups) + ["const idx_t pl = blockIdx.x;", "const idx_t pbase = pl * R2;"]
+            ctx = Ctx({"K1": lambda l: "pl", "R2": lambda l: "(j0 + %d)" % l}, lambda l: "(pbase + j0 + %d)" % l, "R2", VV,
+                      False, vec_loads=True)
+            ctx.lanes_inner = VV > 1
+            body = self.new_body()
+            vals = [em.fx(st.out_node, ctx, l, body) for l in range(VV)]
+            if VV > 1 and em.unit(self.outinfo, "R2") and self.out_dtype == "f":
+                body["lines"].append("{ float o[%d] = {%s}; kv_store<%d>(out0 + %s, o); }" % (
+                    VV, ", ".join(vals), VV, em.offset(ctx, "out0", self.outinfo, 0)))
+            else:
+                for l in range(VV):
+                    body["lines"].append(self.store(em, ctx, vals[l], l))
+            code = pre + em.decl + em.main + [
+                self.out_ptr(),
+                "for (idx_t j0 = ((idx_t)blockIdx.y * %d + threadIdx.x) * %d; j0 < R2; j0 += (idx_t)gridDim.y * %d) {" % (T, VV, T * VV)] + \
+                ["  " + x for x in body["lines"]] + ["}"]
+            bodies.append((1 if VV > 1 else 3, code))
+        src = self._cuda_file("kv_planes", T, bodies, grid_y="GY")
+        return [KernelSpec("kv_planes", src, ["ops"], ["out"], "G", str(T))], {"kind": "planes", "V": V, "T": T, "U": U,
+                                                                              "outer": outer, "inner": inner}
+
+    def _cuda_file(self, name, T, bodies, extra_launch=None, TY=1, glob_pre=None, grid_y=None):
         lines = ["// @kevolve kernel %s" % name, "// @kevolve grid G", "// @kevolve block %d" % T]
+        if grid_y:
+            lines.append("// @kevolve grid_y %s" % grid_y)
         if TY > 1:
             lines.append("// @kevolve block_y %d" % TY)
         lines.append("// @kevolve smem SM")
@@ -863,12 +952,15 @@ class Gen:
             for r in reds:
                 em.main += self.declare_states(r, "t")
 
-            def fill(ctx, lanes, body, reds=reds):
-                for lane in lanes:
-                    for r in reds:
-                        x = em.fx(r.arg, ctx, lane, body)
-                        body["lines"].append(red_update(r.kind, self.state_vars(r, "t"), x, ridx(lane)))
-            lines = loop(reds, fill)
+            if cache == "regs" and int(self.p.get("online", 1)) == 2 and any(r.kind in ("welford", "lse") for r in reds):
+                lines = self.two_pass_regs(em, reds, loop, ridx)
+            else:
+                def fill(ctx, lanes, body, reds=reds):
+                    for lane in lanes:
+                        for r in reds:
+                            x = em.fx(r.arg, ctx, lane, body)
+                            body["lines"].append(self.upd(r, "t", x, ridx(lane)))
+                lines = loop(reds, fill) + self.fix(reds, "t")
             em.main.append("if (active) {")
             em.main += ["  " + x for x in lines]
             em.main.append("}")
@@ -899,6 +991,40 @@ class Gen:
                 v = em.ex(st.out_node, rctx, 0, None)
             em.main.append("if (active && lane == 0) %s" % self.store(em, rctx, v, 0))
         return pre + em.decl + em.main
+
+    def two_pass_regs(self, em, reds, loop, ridx):
+        """online = 2 over a row cached in registers: each thread's mean (or max) first, then its squared
+        deviations (or sum of exponentials) from its own registers; the threads' states merge as usual."""
+        two = [r for r in reds if r.kind in ("welford", "lse")]
+
+        def first(ctx, lanes, body):
+            for lane in lanes:
+                for r in reds:
+                    x = em.fx(r.arg, ctx, lane, body)
+                    A = self.state_vars(r, "t")
+                    if r.kind == "welford":
+                        body["lines"].append("%s += (acc_t)1; W%d_s_t += (double)(%s);" % (A["n"], r.rid, x))
+                    elif r.kind == "lse":
+                        body["lines"].append("{ const acc_t kx = %s; if (kx > %s) %s = kx; }" % (x, A["m"], A["m"]))
+                    else:
+                        body["lines"].append(red_update(r.kind, A, x, ridx(lane)))
+
+        def second(ctx, lanes, body):
+            for lane in lanes:
+                for r in two:
+                    x = em.fx(r.arg, ctx, lane, body)
+                    A = self.state_vars(r, "t")
+                    if r.kind == "welford":
+                        body["lines"].append("{ const acc_t kd = (acc_t)(%s) - %s; %s += kd * kd; }" % (x, A["m"], A["q"]))
+                    else:  # equal to the max (infinities too) counts one
+                        body["lines"].append("{ const acc_t kx = %s; %s += (kx == %s ? (acc_t)1 : KV_EXP(kx - %s)); }"
+                                             % (x, A["s"], A["m"], A["m"]))
+        mid = []
+        for r in two:
+            if r.kind == "welford":
+                A = self.state_vars(r, "t")
+                mid.append("if (%s > (acc_t)0) %s = (acc_t)(W%d_s_t / (double)%s);" % (A["n"], A["m"], r.rid, A["n"]))
+        return loop(reds, first) + mid + loop(two, second)
 
     def team_merge(self, reds, team, T):
         """Merges every thread's states over its team (all threads of the block take part)."""
@@ -1040,8 +1166,8 @@ class Gen:
                     for lane in range(VV):
                         for r in reds:
                             x = em.fx(r.arg, ctx, lane, body)
-                            body["lines"].append(red_update(r.kind, self.state_vars(r, "t"), x, "(jj + %d)" % lane))
-                    em.main += loop_head + ["  " + x for x in body["lines"]] + ["}"]
+                            body["lines"].append(self.upd(r, "t", x, "(jj + %d)" % lane))
+                    em.main += loop_head + ["  " + x for x in body["lines"]] + ["}"] + self.fix(reds, "t")
                     em.main += self.team_merge(reds, T, T)
                     em.main.append("if (threadIdx.x == 0) {")
                     em.main.append("  double* __restrict__ part = (double*)a.outputs[0].data + (row * %d + chunk) * %d;" % (P, ncomp))
@@ -1145,8 +1271,9 @@ class Gen:
                 for l in lanes:
                     for r in reds:
                         x = em.fx(r.arg, ctx, l, body)
-                        body["lines"].append(red_update(r.kind, self.state_vars(r, "l%d" % l), x, "r1"))
-            em.main += ["if (active) {"] + ["  " + x for x in loop(fill)] + ["}"]
+                        body["lines"].append(self.upd(r, "l%d" % l, x, "r1"))
+            em.main += ["if (active) {"] + ["  " + x for x in loop(fill)] + [
+                "  " + x for l in lanes for x in self.fix(reds, "l%d" % l)] + ["}"]
             if TY > 1:
                 em.main += self.ty_merge(reds, T, TY, VV)
             for r in reds:
@@ -1374,7 +1501,7 @@ class Gen:
             ctx = elem_ctx()
             for r in reds:
                 x = em.fx(r.arg, ctx, 0, body)
-                body["lines"].append(red_update(r.kind, self.state_vars(r, "t"), x, "r"))
+                body["lines"].append(self.upd(r, "t", x, "r"))
             hoisted, em.main = em.main, saved_main
             phase_code.append((ph, reds, ncomp, hoisted, body["lines"]))
             for r in reds:
@@ -1390,6 +1517,7 @@ class Gen:
                 for r in reds:
                     lines += ["  " + x for x in self.declare_states(r, "t")]
                 lines += ["  for (idx_t r = 0; r < RL; ++r) {"] + ["    " + x for x in blines] + ["  }"]
+                lines += ["  " + x for x in self.fix(reds, "t")]
                 for r in reds:
                     lines += ["  " + x for x in self._cpu_final(r)]
             lines += ["  " + x for x in self._cpu_epilogue(em, row_ctx, elem_ctx, "0", "RL")]
@@ -1406,6 +1534,7 @@ class Gen:
                 for r in reds:
                     lines += ["  " + x for x in self.declare_states(r, "t")]
                 lines += ["  for (idx_t r = c * CH; r < std::min(RL, (c + 1) * CH); ++r) {"] + ["    " + x for x in blines] + ["  }"]
+                lines += ["  " + x for x in self.fix(reds, "t")]
                 k = 0
                 for r in reds:
                     for cmp, _ in red_comps(r.kind):
@@ -1558,10 +1687,25 @@ def forward_code(an, gen, specs, meta, backend, params):
         names[("input", i, None)] = "x%d" % i
     for n, _ in list(an.model.named_parameters()) + list(an.model.named_buffers()):
         names[("state", n, None)] = "self." + n
+    lib = prog.lib or {}
     for op in an.prefix:
         path = _callable_path(op.func, op.name)
         var = "p%d" % op.index
-        args = ", ".join([_arg_code(a, names) for a in op.args] + ["%s=%s" % (k, _arg_code(v, names)) for k, v in op.kwargs.items()])
+        cargs = [_arg_code(a, names) for a in op.args]
+        ckw = {k: _arg_code(v, names) for k, v in op.kwargs.items()}
+        if op.index == lib.get("index"):
+            # the convolution: without its bias where the kernel adds it, with channels_last weights under cl
+            if lib.get("bias_fused"):
+                if len(cargs) > 2:
+                    cargs[2] = "None"
+                else:
+                    ckw["bias"] = "None"
+            if an.cl:
+                if len(cargs) > 1:
+                    cargs[1] = "self._kv_cl(%s)" % cargs[1]
+                else:
+                    ckw["weight"] = "self._kv_cl(%s)" % ckw["weight"]
+        args = ", ".join(cargs + ["%s=%s" % (k, v) for k, v in ckw.items()])
         if path is None:
             lines.append("%s = %s.T" % (var, _arg_code(op.args[0], names)))
         else:
@@ -1585,10 +1729,15 @@ def forward_code(an, gen, specs, meta, backend, params):
             ds.append("d.shape[%d]" % i)
     if not dref.shape:
         ds = ["1"]
+    if prog.domain_perm is not None:
+        ds = ["d.shape[%d]" % i for i in prog.domain_perm]
     lines.append("ds = [%s]" % ", ".join(ds))
     ops = []
     for j, (ref, shape, dtype) in enumerate(prog.operands):
-        lines.append("o%d = %s.contiguous()" % (j, names[(ref.kind, ref.key, ref.item)]))
+        if j in prog.perms:  # channels_last: the tensor viewed in the domain's order (no copy for NHWC memory)
+            lines.append("o%d = %s.permute(%s).contiguous()" % (j, names[(ref.kind, ref.key, ref.item)], _py(tuple(prog.perms[j]))))
+        else:
+            lines.append("o%d = %s.contiguous()" % (j, names[(ref.kind, ref.key, ref.item)]))
         ops.append("o%d" % j)
     lines.append("ops = [%s]" % ", ".join(ops))
     out = prog.output
@@ -1620,9 +1769,19 @@ def forward_code(an, gen, specs, meta, backend, params):
         units = meta.get("units", [])
         V = meta.get("V", 1)
         # the vector variant needs aligned, vector-divisible unit operands and output
-        if kind == "pointwise":
-            lines.append("vec = %d > 1 and K1 %% %d == 0 and all(t.data_ptr() %% %d == 0 for t in ops + [out])"
-                         % (V, V, 4 * V))
+        if kind == "planes":
+            T, U = meta["T"], meta["U"]
+            po = " * ".join("ds[%d]" % d for d in meta["outer"])
+            pi = " * ".join("ds[%d]" % d for d in meta["inner"])
+            lines.append("PO, PI = %s, %s" % (po, pi))
+            lines.append("vec = %d > 1 and PI %% %d == 0 and ds[%d] %% %d == 0 and all(t.data_ptr() %% %d == 0 for t in ops + [out])"
+                         % (V, V, nd - 1, V, 4 * V))
+            lines.append("VV = %d if vec else 1" % V)
+            lines.append("GY = max(1, min(65535, -(-PI // (%d * VV * %d))))" % (T, U))
+            lines.append("self._kv_k0(ops, [out], [float(s) for s in ds] + [1.0 if vec else 3.0], {'G': PO, 'GY': GY, 'SM': 0})")
+        elif kind == "pointwise":
+            lines.append("vec = %d > 1 and K1 %% %d == 0 and %s and all(t.data_ptr() %% %d == 0 for t in ops + [out])"
+                         % (V, V, "ds[%d] %% %d == 0" % (nd - 1, V) if meta.get("lanes") else "True", 4 * V))
             lines.append("VV = %d if vec else 1" % V)
             lines.append("G = max(1, -(-K1 // (%d * VV * %d)))" % (meta["T"], meta["U"]))
             lines.append("self._kv_k0(ops, [out], [float(s) for s in ds] + [1.0 if vec else 3.0], {'G': G, 'SM': 0})")
@@ -1683,6 +1842,9 @@ def forward_code(an, gen, specs, meta, backend, params):
     final = prog.final_view
     if final is not None:
         lines.append("return out.view(%s)" % _py(list(final)))
+    elif prog.out_perm is not None:  # written in the domain's order: the module's dims are a permuted view of it
+        inv = [prog.out_perm.index(i) for i in range(len(prog.out_perm))]
+        lines.append("return out.permute(%s)" % _py(tuple(inv)))
     else:
         lines.append("return out")
     return lines
@@ -1702,18 +1864,25 @@ def raw(name, text):
 def generate(problem_path, backend, params, overrides=None, analysis=None):
     """{"source": ModelNew file, "params": used} or {"error": why}."""
     try:
-        online = int(params.get("online", 1)) if isinstance(params, dict) else 1
-        an = analysis or Analysis(problem_path, overrides, online=bool(online))
-        if analysis is not None and bool(online) != an.online:
-            an = Analysis(problem_path, overrides, online=bool(online))
-        space, defaults = search_space(an, backend)
+        an0 = analysis or Analysis(problem_path, overrides)
+        space, defaults = search_space(an0, backend)
         used = dict(defaults)
         for k, v in params.items():
             if k not in space:
-                return {"error": "unknown parameter '%s' for %s on %s (known: %s)" % (k, an.family, backend, ", ".join(sorted(space)))}
+                return {"error": "unknown parameter '%s' for %s on %s (known: %s)" % (k, an0.family, backend, ", ".join(sorted(space)))}
             if v not in space[k]:
                 return {"error": "parameter %s = %r is outside its space %s" % (k, v, space[k])}
             used[k] = v
+        # the lowering options among the parameters: online (0: two-pass forms), bias, cl (see search_space)
+        opts = dict(online=bool(int(used.get("online", 1))), lib_bias=bool(used.get("bias", 0)), cl=bool(used.get("cl", 0)))
+        an = _variant(an0, **opts)
+        if an is None:
+            return {"error": "parameters %s do not apply to this problem" % json.dumps(opts, sort_keys=True)}
+        if an.layout["kind"] != an0.layout["kind"] or an.cl != bool(defaults.get("cl", 0)):
+            # the variant's layout has parameters of its own: those not given take that layout's defaults
+            lay = _layout_space(an, backend)[1]
+            used = dict(defaults, **{k: v for k, v in lay.items() if k not in params})
+            used.update(params)
         gen = Gen(an, backend, used)
         specs, meta = gen.sources()
         if backend == "cpu":
@@ -1743,9 +1912,20 @@ def model_new_source(an, gen, specs, meta, backend, used):
         out.append(raw("_KV_SRC%d" % i, s.source))
     out += ["", "class ModelNew(_KevolveBase):", "    def __init__(self, *args, **kwargs):",
             "        super().__init__(*args, **kwargs)"]
+    if an.cl:
+        out.append("        self._kv_cl_cache = None")
     for i, s in enumerate(specs):
         entry = "kevolve_kernel" if backend == "cpu" else s.name
         out.append("        self._kv_k%d = _kv_build(%r, _KV_SRC%d, _KV_HEADER, %r)" % (i, backend, i, entry))
+    if an.cl:
+        out += ["", "    def _kv_cl(self, w):",
+                "        # the convolution's weights in channels_last, converted once per version of the weights",
+                "        key = (w.data_ptr(), w._version, tuple(w.shape))",
+                "        cached = self._kv_cl_cache",
+                "        if cached is None or cached[0] != key:",
+                "            cached = (key, w.detach().contiguous(memory_format=torch.channels_last))",
+                "            self._kv_cl_cache = cached",
+                "        return cached[1]"]
     out += ["", "    def forward(self, %s):" % ", ".join("x%d" % i for i in range(nargs))]
     out += ["        " + x for x in fwd]
     return "\n".join(out) + "\n"

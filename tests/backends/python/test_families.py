@@ -132,6 +132,65 @@ SMALL = [
     ("66", {"batch_size": 2, "in_channels": 3, "out_channels": 4, "height": 6, "width": 5}, {"schedule": "split"}),
 ]
 
+# the algorithm choices of the search space, each at points other than the defaults: bias (the convolution's
+# bias added by the fused kernel, or not), cl (the convolution in channels_last, the kernel over (N, H, W, C)),
+# online = 2 (mean and variance from double sums); the CPU kernels are the same programs as the CUDA ones
+CONV_SMALL = {"batch_size": 2, "in_channels": 3, "out_channels": 8, "height": 6, "width": 5}
+NEW_POINTS = [
+    ("60", CONV_SMALL, [{"bias": 0, "cl": 0}, {"bias": 1, "cl": 0}, {"bias": 1, "cl": 1}, {"bias": 0, "cl": 1}]),
+    ("64", CONV_SMALL, [{"bias": 0, "cl": 0}, {"bias": 1, "cl": 1}]),
+    ("71", CONV_SMALL, [{"cl": 0}, {"cl": 1}, {"cl": 1, "bias": 0, "online": 0}, {"cl": 1, "online": 2}]),
+    ("69", dict(CONV_SMALL, out_channels=4), [{"bias": 0}, {"bias": 1, "online": 2}, {"online": 2, "schedule": "split"}]),
+    ("61", dict(CONV_SMALL, groups=4), [{"bias": 0, "online": 2}, {"online": 2, "schedule": "split"}]),
+    ("66", dict(CONV_SMALL, out_channels=4), [{"bias": 0}]),
+    ("34", {"batch_size": 3, "dim1": 4, "dim2": 33}, [{"online": 2}, {"online": 2, "schedule": "split"}, {"online": 1}]),
+    ("22", {"batch_size": 2, "features": 8, "num_groups": 4, "dim1": 5, "dim2": 3}, [{"online": 2}, {"online": 2, "schedule": "split"}]),
+    ("20", {"batch_size": 2, "features": 3, "dim1": 7, "dim2": 5}, [{"online": 2, "schedule": "split"}]),
+    ("50", {"batch_size": 6, "num_classes": 11}, [{"online": 2}]),
+]
+
+
+def test_new_points():
+    for n, small, pts in NEW_POINTS:
+        path = problem_path(n)
+        name = os.path.basename(path)
+        an = fam.Analysis(path, small)
+        for be in ("cpu", "cuda"):
+            space, defaults = fam.search_space(an, be)
+            check(all(defaults[k] in space[k] for k in defaults), "%s %s: the defaults lie in the space" % (name, be))
+        cspace, _ = fam.search_space(an, "cpu")
+        for params in pts:
+            check(all(k in cspace and v in cspace[k] for k, v in params.items()), "%s: %s is a point of the CPU space" % (name, params))
+            r = gen.generate(path, "cpu", params, overrides=small)
+            if "error" in r:
+                check(False, "%s %s: generated (%s)" % (name, params, r["error"]))
+                continue
+            src = r["source"]
+            if params.get("bias") == 1 or ("bias" in cspace and "bias" not in params):
+                check(re.search(r"conv[a-z_0-9]*\(x0, [^,]+, None,", src) is not None,
+                      "%s %s: the convolution runs without its bias" % (name, params))
+            if params.get("cl"):
+                check("memory_format=torch.channels_last" in src and ".permute(" in src,
+                      "%s %s: channels_last weights, the data read in (N, H, W, C) order" % (name, params))
+            problem = fam.load_problem(path, small)
+            for k, (ref, got) in enumerate(run_candidate(src, problem, small)):
+                ok, how = agree(ref, got)
+                check(ok, "%s %s, input set %d: equal to the module within 1e-4 (%s)" % (name, r["params"], k, how))
+                if params.get("cl") and got.dim() == 4:
+                    check(got.is_contiguous(memory_format=torch.channels_last),
+                          "%s %s: the output is written in channels_last memory" % (name, params))
+    # a convolution without a bias has no `bias` parameter; `cl` is not offered where the fused ops reduce over
+    # the spatial dims (they would be strided in channels_last)
+    r = fam.analyse(problem_path("66"))
+    check("bias" in r["space"] and "cl" not in r["space"], "66: bias offered, cl not (%s)" % sorted(r["space"]))
+    r = fam.analyse(problem_path("60"))
+    check(r["space"].get("cl") == [1, 0] and r["defaults"].get("cl") == 1 and r["space"].get("plane") == [0, 1],
+          "60: cl and plane offered (%s)" % {k: r["space"].get(k) for k in ("cl", "plane", "bias")})
+    r = fam.analyse(problem_path("23"))
+    check(r["space"].get("plane") == [0, 1], "23: plane offered")
+    r = fam.analyse(problem_path("1"))
+    check("plane" not in r["space"], "1: no plane without a broadcast operand")
+
 
 def run_candidate(source, problem, overrides):
     mod = types.ModuleType("kevolve_candidate")
@@ -287,7 +346,14 @@ def test_cuda_sources():
         nvrtc = False
     cases = [("1", {}), ("16", {"team": 32, "cache": "regs"}), ("19", {"cache": "regs", "items": 64, "vec": 1}),
              ("20", {}), ("27", {"cache": "smem"}), ("28", {"ty": 2}), ("40", {}), ("45", {}), ("50", {}), ("26", {}),
-             ("61", {}), ("68", {"team": 8})]
+             ("61", {}), ("68", {"team": 8}),
+             # the algorithm choices: planes, channels_last, bias in the kernel, online = 2 (sums, two passes over
+             # registers), a warp per row
+             ("23", {"plane": 1}), ("23", {"plane": 0, "vec": 2}), ("60", {"cl": 1}), ("60", {"cl": 0, "plane": 1}),
+             ("64", {"cl": 1, "unroll": 2}), ("64", {"cl": 0, "bias": 0}), ("71", {"cl": 1}), ("71", {"cl": 1, "online": 2}),
+             ("71", {"cl": 0}), ("34", {"online": 2, "cache": "regs"}), ("34", {"online": 2, "cache": "none"}),
+             ("22", {"online": 2, "split": 4}), ("20", {"online": 2}), ("50", {"online": 2, "team": 0, "cache": "regs"}),
+             ("69", {"online": 2}), ("19", {"ty": 4, "cache": "regs"}), ("42", {})]
     checker = static_checker()
     for n, params in cases:
         path = problem_path(n)
@@ -301,7 +367,7 @@ def test_cuda_sources():
             check(checker.static_check(r["source"], "problem") is None, "%s cuda: passes the static check" % os.path.basename(path))
         for s in srcs:
             spec = glue._kv_launch_spec(s)
-            grid, block, smem = glue._kv_launch_dims(spec, {"G": 100, "SM": 0, "SMS": 132})
+            grid, block, smem = glue._kv_launch_dims(spec, {"G": 100, "GY": 4, "SM": 0, "SMS": 132})
             check(block[0] * block[1] * block[2] <= 1024, "%s cuda %s: launch %s x %s" % (os.path.basename(path), spec["kernel"], grid, block))
             if nvrtc:
                 try:
@@ -334,7 +400,7 @@ def test_cli():
 
 def main():
     t = time.time()
-    for test in (test_shipped_sizes, test_no_family, test_cpu_candidates, test_cuda_sources, test_cli):
+    for test in (test_shipped_sizes, test_no_family, test_cpu_candidates, test_new_points, test_cuda_sources, test_cli):
         print("== %s" % test.__name__, flush=True)
         try:
             test()
