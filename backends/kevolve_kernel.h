@@ -16,8 +16,8 @@
 #ifndef KEVOLVE_KERNEL_H
 #define KEVOLVE_KERNEL_H
 
-#if defined(__CUDACC_RTC__)
-/* NVRTC has no C library headers */
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
+/* NVRTC and hiprtc have no C library headers */
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -94,7 +94,7 @@ typedef struct kv_cuda_args {
 } kv_cuda_args;
 
 /* Number of elements of a tensor descriptor. */
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(__HIP__)
 __host__ __device__
 #endif
     static inline int64_t

@@ -126,6 +126,15 @@ Expected<KernelTemplate> load_template(const std::string& dir) {
   std::stringstream ss;
   ss << in.rdbuf();
   k.source = ss.str();
+  // `prelude`: a file (relative to the template's folder) whose text every rendering sees as {{prelude}}
+  // (the HIP templates paste kevolve_gpu_portable.h there, so a rendered source is self-contained).
+  if (std::string pre; str("prelude", pre)) {
+    std::ifstream pin(dir + "/" + pre);
+    if (!pin) return R::failure(file + ": key 'prelude': cannot read " + dir + "/" + pre);
+    std::stringstream ps;
+    ps << pin.rdbuf();
+    k.context["prelude"] = ps.str();
+  }
   if (auto hs = t["hardware_constraints"].as_array())
     for (auto&& c : *hs) {
       if (!c.is_string()) return R::failure(file + ": key 'hardware_constraints': expected an array of strings");
