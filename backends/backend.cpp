@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/hip/hip_backend.hpp"
 #include "backends/python/python_backend.hpp"
 
 namespace kevolve {
@@ -55,6 +56,8 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
       return cuda::build(c, o);
     case BackendKind::cpu:
       return cpu::build(c, o);
+    case BackendKind::hip:
+      return hip::build(c, o);
     case BackendKind::python:
     case BackendKind::python_cuda:
       return python::build(c, o);
@@ -64,7 +67,8 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
   BuiltCandidate b;
   b.verdict = make_verdict(
       EvalStatus::harness_error, "backend",
-      "no backend named '" + backend + "' builds candidates (expected cpu, cuda, python or python-cuda)", o.detectors);
+      "no backend named '" + backend + "' builds candidates (expected cpu, cuda, hip, python or python-cuda)",
+      o.detectors);
   return b;
 }
 
@@ -74,6 +78,11 @@ std::unique_ptr<Backend> make_backend(const std::string& backend, int device_ind
       return std::make_unique<cpu::CpuBackend>();
     case BackendKind::cuda: {
       auto b = std::make_unique<cuda::CudaBackend>();
+      b->use_gpu(device_index);
+      return b;
+    }
+    case BackendKind::hip: {
+      auto b = std::make_unique<hip::HipBackend>();
       b->use_gpu(device_index);
       return b;
     }
@@ -88,6 +97,10 @@ std::unique_ptr<Backend> make_backend(const std::string& backend, int device_ind
       break;
   }
   return nullptr;
+}
+
+std::string backend_unavailable(const std::string& backend) {
+  return is_backend(backend, BackendKind::hip) ? hip::unavailable_reason() : std::string();
 }
 
 }  // namespace kevolve

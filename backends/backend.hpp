@@ -2,7 +2,7 @@
 //   build_candidate(): static checks + compilation into a private folder (the compile farm's work)
 //   Backend::evaluate(): the backend's trusted evaluator worker verifies and times the build (a device's work)
 // Implementations: backends/cpu/cpu_backend (g++ + kevolve-cpu-eval), backends/cuda/cuda_backend
-// (NVRTC or nvcc + kevolve-cuda-eval). No torch and no CAF behind this header.
+// (NVRTC or nvcc + kevolve-cuda-eval), backends/hip/hip_backend (hipcc + kevolve-hip-eval). No torch and no CAF behind this header.
 #pragma once
 #include <memory>
 #include <optional>
@@ -30,14 +30,17 @@ class Backend {
   virtual const char* name() const = 0;
 };
 
-// Builds `c` for the named backend (cpu | cuda | python | python-cuda); never throws. The caller owns the folder in the result.
+// Builds `c` for the named backend (cpu | cuda | hip | python | python-cuda); never throws. The caller owns the folder in the result.
 BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, const EvalOptions& o);
 // The evaluating side of a backend; nullptr for a name that is not a backend with a worker.
 // `device_index`: which of this machine's devices it evaluates on (CUDA: the worker's CUDA_VISIBLE_DEVICES).
 std::unique_ptr<Backend> make_backend(const std::string& backend, int device_index = 0);
 void remove_build_dir(const std::string& dir);
+// Why the named backend cannot evaluate anything on this machine, known before any candidate ("" when it
+// may, or when only an evaluation can tell): hip without its worker or without an AMD GPU.
+std::string backend_unavailable(const std::string& backend);
 
-// The language of a backend's candidates: cpp (cpu), cuda (cuda), python (python, python-cuda).
+// The language of a backend's candidates: cpp (cpu), cuda (cuda), hip (hip), python (python, python-cuda).
 const char* candidate_language(const std::string& backend);
 
 // The text of backends/kevolve_kernel.h, the candidate ABI (embedded at build time).

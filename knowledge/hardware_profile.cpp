@@ -36,6 +36,7 @@ std::string detect_cpu_target() {
 
 std::string resolve_hardware(const std::string& backend, const std::string& hardware) {
   if (hardware != "auto") return hardware;
+  if (backend == "hip") return "amd-cdna2";  // gfx90a, the HIP build's default target
   return backend == "cuda" ? "nvidia-hopper" : detect_cpu_target();
 }
 

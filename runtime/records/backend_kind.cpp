@@ -6,6 +6,7 @@ const std::vector<BackendTraits>& all_backends() {
   static const std::vector<BackendTraits> table = {
       {BackendKind::cpu, "cpu", "cpu", "cpp", false, true},
       {BackendKind::cuda, "cuda", "cuda", "cuda", false, true},
+      {BackendKind::hip, "hip", "hip", "hip", false, true},
       {BackendKind::python, "python", "cpu", "python", true, true},
       {BackendKind::python_cuda, "python-cuda", "cuda", "python", true, true},
       {BackendKind::null, "null", "", "", false, false},

@@ -9,13 +9,13 @@
 
 namespace kevolve {
 
-enum class BackendKind { cpu, cuda, python, python_cuda, null };
+enum class BackendKind { cpu, cuda, hip, python, python_cuda, null };
 
 struct BackendTraits {
   BackendKind kind;
   const char* name;      // as written in configs, on the wire and in the store: "python-cuda"
-  const char* device;    // where candidates run: "cpu" | "cuda" | "" (null: nowhere)
-  const char* language;  // the candidate language it evaluates: "cpp" | "cuda" | "python" | ""
+  const char* device;    // where candidates run: "cpu" | "cuda" | "hip" | "" (null: nowhere)
+  const char* language;  // the candidate language it evaluates: "cpp" | "cuda" | "hip" | "python" | ""
   bool kernelbench;      // evaluates KernelBench-format ModelNew files (the Python interpreter)
   bool evaluates;        // false for null: synthetic verdicts, the engine measured alone
 };
@@ -28,10 +28,11 @@ std::optional<BackendKind> parse_backend(std::string_view name);
 // The traits of a backend name already checked by parse_backend (config load, registration); an
 // unknown name gets the null backend's traits, which evaluate nothing.
 const BackendTraits& backend_traits(std::string_view name);
-// "cpu, cuda, python, python-cuda or null": for error messages.
+// "cpu, cuda, hip, python, python-cuda or null": for error messages.
 std::string backend_names();
 // The backend that evaluates a KernelBench-format problem on the device of `b`: cpu -> python,
-// cuda -> python-cuda; the Python backends map to themselves, null to null.
+// cuda -> python-cuda; the Python backends map to themselves, hip and null to themselves (no AMD Python
+// interpreter).
 BackendKind kernelbench_backend(BackendKind b);
 inline bool is_backend(std::string_view name, BackendKind k) { return parse_backend(name) == k; }
 

@@ -136,13 +136,15 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                   "KernelBench-format .py file")
       ->required();
   cmd->add_option("--candidate,-c", a->candidate,
-                  "Source of the candidate: C++ for cpu, CUDA for cuda (includes kevolve_kernel.h); a ModelNew .py for "
+                  "Source of the candidate: C++ for cpu, CUDA for cuda, HIP for hip (includes kevolve_kernel.h); a "
+                  "ModelNew .py for "
                   "a .py problem")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", a->backend,
-                  "Hardware interpreter: cpu, or cuda (needs kevolve-cuda-eval built on the GPU node)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+                  "Hardware interpreter: cpu, cuda (needs kevolve-cuda-eval built on the GPU node) or hip (AMD: "
+                  "hipcc here, kevolve-hip-eval and an AMD GPU to evaluate)")
+      ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
   cmd->add_option("--arch", a->options.arch, "CUDA: architecture to build for (default sm_90)");
   cmd->add_flag("--json", a->json, "Print one JSON object instead of text");
   cmd->add_option("--entry", a->entry, "Entry point name (default: the spec's, usually kevolve_kernel)");

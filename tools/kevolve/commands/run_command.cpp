@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "actors/engine/engine.hpp"
+#include "backends/backend.hpp"
 #include "knowledge/template_library.hpp"
 #include "tools/kevolve/setup/kernelbench_setup.hpp"
 #include "tools/kevolve/setup/problem_lookup.hpp"
@@ -173,7 +174,8 @@ Expected<PreparedSearch> prepare_search(const std::string& config_path, const st
     std::cerr << "kevolve: " << spec->name << ": " << s->note << "\n";
     op = s->op;
   } else {
-    auto t = find_template(c.backend == "cuda" ? "cuda" : "cpu", c.template_name.empty() ? spec->name : c.template_name,
+    auto t = find_template(c.backend == "cuda" || c.backend == "hip" ? c.backend : "cpu",
+                           c.template_name.empty() ? spec->name : c.template_name,
                            default_knowledge_roots());
     if (!t) return R::failure(t.error());
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
@@ -197,6 +199,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   }
   const RunConfig c = prepared->config;
   const ProblemSpec* spec = &prepared->spec;
+  if (const std::string why = cluster ? std::string() : backend_unavailable(c.backend); !why.empty()) {
+    std::cerr << "kevolve run: backend " << c.backend << ": harness_error: " << why << "\n";  // before any search
+    return 3;
+  }
   std::shared_ptr<Operator> op = prepared->op;
   if (out.empty()) out = "kevolve-out/" + c.search_id;
   std::signal(SIGINT, on_signal);

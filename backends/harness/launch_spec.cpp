@@ -1,11 +1,11 @@
-#include "backends/cuda/launch_spec.hpp"
+#include "backends/harness/launch_spec.hpp"
 
 #include <cmath>
 #include <sstream>
 
 #include "runtime/core/expr.hpp"
 
-namespace kevolve::cuda {
+namespace kevolve {
 namespace {
 
 constexpr const char* kTag = "@kevolve";
@@ -107,4 +107,4 @@ Expected<LaunchDims> resolve_launch(const LaunchSpec& s, ShapeBinding symbols, i
   return d;
 }
 
-}  // namespace kevolve::cuda
+}  // namespace kevolve

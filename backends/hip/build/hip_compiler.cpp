@@ -1,0 +1,97 @@
+#include "backends/hip/build/hip_compiler.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "backends/harness/launch_spec.hpp"
+#include "backends/hip/code_object.hpp"
+#include "backends/process/run_captured.hpp"
+
+namespace kevolve::hip {
+namespace {
+#include "kevolve_kernel_header.inc"  // kKernelHeader: backends/kevolve_kernel.h
+#include "kevolve_gpu_portable.inc"   // kPortableHeader: knowledge/templates/hip/kevolve_gpu_portable.h
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+std::string hip_target(const std::string& arch) { return arch.rfind("gfx", 0) == 0 ? arch : "gfx90a"; }
+
+std::string hipcc_path() {
+  if (const char* p = std::getenv("KEVOLVE_HIPCC"); p && *p) return fs::exists(p) ? p : "";
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty() && fs::exists(fs::path(d) / "hipcc")) return (fs::path(d) / "hipcc").string();
+  }
+  return "";
+}
+
+Expected<GpuResources> read_resources(const std::string& path, const std::string& kernel) {
+  using E = Expected<GpuResources>;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return E::failure(Errc::io, "cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto ks = read_code_object(ss.str());
+  if (!ks) return E::failure(ks.status());
+  for (auto& k : *ks)
+    if (kernel.empty() || k.kernel == kernel) return k;
+  return E::failure(Errc::not_found, path + ": no kernel named '" + kernel + "' in the code object");
+}
+
+HipBuild compile_hip(const std::string& source, const std::string& dir, const std::string& arch, double timeout_s) {
+  HipBuild h;
+  BuildResult& r = h.build;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string target = hip_target(arch), src = dir + "/candidate.hip", artifact = dir + "/candidate.hsaco";
+  std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
+  std::ofstream(dir + "/kevolve_gpu_portable.h") << kPortableHeader;
+  std::ofstream(src) << source;
+  auto l = parse_launch_spec(source);
+  if (!has_launch_spec(source) || !l) {
+    r.log =
+        "launch description: " +
+        (l ? std::string("none (a HIP candidate is kernel-only: `// @kevolve kernel/grid/block` lines)") : l.error()) +
+        "\n";
+    return h;
+  }
+  const std::string hipcc = hipcc_path();
+  if (hipcc.empty()) {
+    h.toolchain_missing = true;
+    r.log = "hipcc is not installed here (Debian: apt-get install hipcc libamdhip64-dev rocm-device-libs)\n";
+    return h;
+  }
+  std::ofstream(artifact + ".launch") << format_launch_spec(*l);
+  const int rc = process::run_captured({hipcc, "--genco", "--offload-arch=" + target, "--no-gpu-bundle-output", "-O3",
+                                        "-std=c++17", "-I" + dir, src, "-o", artifact},
+                                       timeout_s, r.log);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
+  for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.hip");
+  if (rc != 0 || !fs::exists(artifact)) return h;
+  auto res = read_resources(artifact, l->kernel);
+  if (!res) {
+    r.log += "\nresources: " + res.error() + "\n";
+    return h;
+  }
+  h.resources = *res;
+  auto t = target_limits(target);
+  // The block and the dynamic LDS are constants in most kernels; a shape-dependent one is checked per
+  // shape by the evaluator (a large shape binding makes min(H, c) take its constant side).
+  ShapeBinding big;
+  for (char c = 'A'; c <= 'Z'; ++c) big[std::string(1, c)] = int64_t{1} << 20;
+  if (auto d = resolve_launch(*l, big, 1); d && t)
+    apply_launch(h.resources, *t, static_cast<int>(d->block[0] * d->block[1] * d->block[2]), d->smem);
+  if (t) h.refusal = refusal(h.resources, *t);
+  r.log += "\n== resources (" + target + ") ==\n" + describe(h.resources) + "\n";
+  r.ok = h.refusal.empty();
+  if (r.ok) r.artifact = artifact;
+  return h;
+}
+
+}  // namespace kevolve::hip
