@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "actors/cluster/search_view.hpp"
 #include "runtime/core/json.hpp"
 #include "runtime/search/device_classes.hpp"
 
@@ -37,29 +38,17 @@ std::string fmt(double v, int digits = 3) {
   return b;
 }
 
-struct Counts {
-  int64_t evaluated = 0, correct = 0, failed = 0, in_flight = 0;
+struct Counts : NodeCounts {
   uint64_t best = 0;
   double best_fitness = 0;
 };
 
 Counts count(const std::vector<NodeRecord>& nodes) {
   Counts c;
-  for (auto& n : nodes) {
-    if (!n.scored()) {
-      ++c.in_flight;
-      continue;
-    }
-    ++c.evaluated;
-    if (n.correct())
-      ++c.correct;
-    else
-      ++c.failed;
-    if (n.correct() && n.fitness > c.best_fitness) {
-      c.best_fitness = n.fitness;
-      c.best = n.id;
-    }
-  }
+  static_cast<NodeCounts&>(c) = count_nodes(nodes);
+  c.best = best_node(nodes);
+  for (auto& n : nodes)
+    if (n.id == c.best) c.best_fitness = n.fitness;
   return c;
 }
 
@@ -75,15 +64,12 @@ std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
   if (js) o << "[";
   bool first = true;
   for (auto& r : v.store->searches()) {
-    const Counts c = count(v.store->nodes(r.id));
+    const auto nodes = v.store->nodes(r.id);
+    const Counts c = count(nodes);
     const SearchStatus* l = live_status(v, r.id);
     const std::string state = r.finished ? "finished" : l ? (l->paused ? "paused" : "running") : "stopped";
     if (js) {
-      o << (first ? "" : ",") << "{\"id\":" << quote(r.id) << ",\"problem\":" << quote(r.problem)
-        << ",\"strategy\":" << quote(r.strategy) << ",\"state\":" << quote(state) << ",\"evaluated\":" << c.evaluated
-        << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed << ",\"in_flight\":" << c.in_flight
-        << ",\"best_node\":" << c.best << ",\"best_fitness\":" << number(c.best_fitness)
-        << ",\"rate\":" << number(l ? l->rate : 0) << "}";
+      o << (first ? "" : ",") << search_summary_json(r, nodes, l);
     } else {
       o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct
         << ", failed " << c.failed << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node "
@@ -191,6 +177,10 @@ std::string node(const std::vector<std::string>& w, const ClusterView& v) {
   auto p = positional(w);
   uint64_t id = 0;
   if (p.size() != 2 || std::sscanf(p[1].c_str(), "%lu", &id) != 1) return "error: usage: node SEARCH NODE\n";
+  if (has_flag(w, "--json")) {
+    std::string js = node_detail_json(*v.store, p[0], v.store->nodes(p[0]), id);
+    return js.empty() ? "error: search '" + p[0] + "' has no node " + p[1] + "\n" : js + "\n";
+  }
   for (auto& n : v.store->nodes(p[0])) {
     if (n.id != id) continue;
     std::ostringstream o;
@@ -216,6 +206,11 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
   int depth = 1 << 20;
   for (size_t i = 0; i + 1 < w.size(); ++i)
     if (w[i] == "--depth" && std::sscanf(w[i + 1].c_str(), "%d", &depth) != 1) return "error: --depth takes a number\n";
+  if (has_flag(w, "--json")) {
+    auto r = v.store->search(p[0]);
+    if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
+    return search_tree_json(*r, v.store->nodes(p[0]), live_status(v, p[0])) + "\n";
+  }
   const auto nodes = v.store->nodes(p[0]);
   if (nodes.empty()) return "error: search '" + p[0] + "' has no nodes (see `searches`)\n";
   std::map<uint64_t, std::vector<const NodeRecord*>> children;
@@ -306,8 +301,10 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
            "show SEARCH [--json]         one search: counts by status, best node, counts and best per device class\n"
            "best SEARCH [--class TEXT]   the best kernel's figures and source (with several device classes: each\n"
            "                             class's best, and the source of the best on the class containing TEXT)\n"
-           "node SEARCH NODE             one node: status, message, prompt, source, reports, diagnosis\n"
-           "tree SEARCH [--depth N]      the search tree\n"
+           "node SEARCH NODE [--json]    one node: status, message, prompt, source, reports, diagnosis (JSON: with "
+           "timings\n"
+           "                             and its parent's source)\n"
+           "tree SEARCH [--depth N]      the search tree (--json: every node, the best-so-far curve, the failure mix)\n"
            "devices [--json]             the evaluators' devices: backend, state, evaluations, utilisation\n"
            "stats [--json]               rates, queue depth, re-queues, utilisation while work waits\n"
            "pause SEARCH                 propose nothing new (candidates in flight finish)\n"

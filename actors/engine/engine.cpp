@@ -9,6 +9,7 @@
 #include "actors/cluster/cluster_registry.hpp"
 #include "actors/cluster/front_door.hpp"
 #include "actors/cluster/gatekeeper.hpp"
+#include "actors/dashboard/console_link.hpp"
 #include "actors/device/device_registry.hpp"
 #include "actors/engine/engine_actor.hpp"
 #include "actors/store/store_actor.hpp"
@@ -37,6 +38,14 @@ Status check_device_class(const RunConfig& config) {
                                                 "\"); a node routes such a search to matching evaluators");
 }
 
+// Stops the shared actors spawned so far (a start that failed half-way).
+void stop_shared(EngineShared& sh) {
+  for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(sh.gate),
+                 caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.store_hdl),
+                 caf::actor_cast<caf::actor>(sh.devices)})
+    if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
 // The node's gatekeeper behind its front door (actors/cluster/front_door.hpp): CAF listens on loopback
 // only, the door is what the network sees. On failure the actors spawned so far are stopped.
 Expected<std::unique_ptr<cluster::FrontDoor>> open_node(caf::actor_system& sys, EngineShared& sh,
@@ -57,10 +66,24 @@ Expected<std::unique_ptr<cluster::FrontDoor>> open_node(caf::actor_system& sys, 
   } else {
     error = "cannot listen on 127.0.0.1 for the node's own actors: " + sys.render(port.error());
   }
-  for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(sh.gate),
-                 caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.store_hdl)})
-    if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  stop_shared(sh);
   return R::failure(Errc::unavailable, error);
+}
+
+// The web dashboard, asking the console's questions of the cluster registry: the node's, or in a local run
+// one spawned to answer the console only (its device list stays empty). On failure the shared actors stop.
+Expected<std::unique_ptr<dashboard::Server>> open_dashboard(caf::actor_system& sys, EngineShared& sh,
+                                                            const dashboard::ServerOptions& o) {
+  using R = Expected<std::unique_ptr<dashboard::Server>>;
+  if (!sh.cluster) sh.cluster = spawn_cluster_registry(sys, {sh.store, 900});
+  auto server = dashboard::open_server(o, dashboard::console_link(sys, caf::actor_cast<caf::actor>(sh.cluster)));
+  if (!server) {
+    stop_shared(sh);
+    return R::failure(server.status());
+  }
+  std::cerr << "kevolve: dashboard on " << ((*server)->tls() ? "https" : "http") << "://" << o.host << ":"
+            << (*server)->port() << "/\n";
+  return server;
 }
 
 }  // namespace
@@ -107,6 +130,12 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     sh.devices =
         spawn_device_registry(sys, {config.backend, config.devices, config.null_delay_ms, config.null_ledger, "", ""});
   }
+  std::unique_ptr<dashboard::Server> dash;  // closed before the actor system goes
+  if (options.dashboard) {
+    auto opened_dash = open_dashboard(sys, sh, *options.dashboard);
+    if (!opened_dash) return R::failure(opened_dash.status());
+    dash = std::move(*opened_dash);
+  }
   if (first->setup.record.finished) {
     start.first_stored = stored_status(first->setup);
   } else {
@@ -117,6 +146,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   auto outcome = start.outcome = std::make_shared<EngineOutcome>();
   spawn_engine_actor(sys, std::move(start));
   sys.await_all_actors_done();
+  dash.reset();
   if (outcome->interrupted) return R::failure("interrupted; run the same command again to resume the search");
   if (!outcome->first.save_error.empty())
     return R::failure(Errc::io, "search " + config.search_id + " ended (" + outcome->first.stop_reason +

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "actors/cluster/front_door.hpp"
+#include "actors/dashboard/dashboard_server.hpp"
 #include "actors/protocol/messages.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
@@ -24,6 +25,7 @@ struct PreparedSearch {
   RunConfig config;
   ProblemSpec spec;
   std::shared_ptr<Operator> op;
+  bool submitted = false;  // a console submission being resumed after the node restarted
 };
 
 // `kevolve node`: the search's devices are evaluators in other processes that join over the network.
@@ -48,6 +50,9 @@ struct EngineOptions {
   const std::atomic<bool>* interrupted = nullptr;     // set by a signal handler: shut down now (resumable)
   std::atomic<bool>* checkpoint_now = nullptr;        // set by a signal handler: take a checkpoint now
   const ClusterOptions* cluster = nullptr;            // set: publish a gatekeeper, devices join remotely
+  // Set: serve the web dashboard (actors/dashboard/), which asks the console's questions of the cluster
+  // registry (on a node, the node's own; in a local run, one that only answers the console).
+  const dashboard::ServerOptions* dashboard = nullptr;
 };
 
 // Loads CAF's middleman into `cfg` with heartbeats every `heartbeat_s` and a connection considered lost

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "actors/node/node_actor.hpp"
+#include "runtime/core/json.hpp"
 #include "runtime/search/termination.hpp"
 
 namespace kevolve {
@@ -17,6 +18,7 @@ struct SearchState {
   std::unique_ptr<Strategy> strategy;
   Rng rng;
   Clock::time_point started;
+  int64_t scored_at_start = 0;  // restored from the store: not this process's work, not in its rate
   int64_t since_best = 0;
   double best = 0;
   int64_t in_flight = 0;  // dispatched to node actors, not yet scored
@@ -63,7 +65,7 @@ SearchStatus status(const SearchState& st) {
     r.best_fitness = st.graph.find(*b)->fitness;
   }
   const double t = std::chrono::duration<double>(Clock::now() - st.started).count();
-  r.rate = t > 0 ? static_cast<double>(r.evaluated) / t : 0;
+  r.rate = t > 0 ? static_cast<double>(r.evaluated - st.scored_at_start) / t : 0;  // this process's work only
   r.finished = st.finished;
   r.stop_reason = st.stop_reason;
   r.save_error = st.save_error;
@@ -248,6 +250,19 @@ void fill(Self self) {
             });
 }
 
+// The verdict's timings as JSON (the "timing" artifact the dashboard and the report show); "" when untimed.
+std::string timing_json(const EvalResult& r) {
+  if (r.candidate.samples <= 0 && r.candidate.median_ms <= 0) return "";
+  auto t = [](const Timing& x) {
+    return "{\"p10_ms\":" + json::number(x.p10_ms) + ",\"median_ms\":" + json::number(x.median_ms) +
+           ",\"p90_ms\":" + json::number(x.p90_ms) + ",\"samples\":" + std::to_string(x.samples) + "}";
+  };
+  return "{\"candidate\":" + t(r.candidate) + ",\"reference\":" + t(r.reference) +
+         (r.compiled.median_ms > 0 ? ",\"compiled\":" + t(r.compiled) : std::string()) +
+         ",\"compile_speedup\":" + json::number(r.compile_speedup) + ",\"gbps\":" + json::number(r.candidate_gbps) +
+         ",\"peak_gbps\":" + json::number(r.peak_gbps) + "}";
+}
+
 void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   auto& st = self->state;
   --st.in_flight;
@@ -265,6 +280,7 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   const std::string report =
       r.message + (r.where.empty() ? "" : "\nwhere: " + r.where) + (r.profile.empty() ? "" : "\n" + r.profile);
   b.artifacts.push_back({id, {n.id, "report", report}});
+  if (auto timing = timing_json(r); !timing.empty()) b.artifacts.push_back({id, {n.id, "timing", timing}});
   if (st.s.keep_context)
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
   if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
@@ -295,6 +311,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
     st.graph.upsert(n);
     st.known_unsent.push_back(n.id);
   }
+  st.scored_at_start = static_cast<int64_t>(st.graph.scored());
   st.strategy->init(st.graph);
   for (auto& [id, n] : st.graph.nodes())
     if (n.correct() && n.fitness > st.best) st.best = n.fitness;

@@ -78,15 +78,32 @@ class Reader {
 
 }  // namespace
 
+Status check_dashboard_address(const std::string& listen, bool tls, bool allow_plain_http) {
+  auto a = parse_host_port(listen, true);
+  if (!a) return Status::failure(Errc::invalid_argument, a.error());
+  const std::string& h = a->first;
+  const bool loopback = h == "localhost" || h.rfind("127.", 0) == 0 || h == "::1" || h == "[::1]";
+  if (loopback || tls || allow_plain_http) return Status::success();
+  return Status::failure(Errc::invalid_argument,
+                         "'" + listen +
+                             "' is reachable from other machines: set [cluster] tls_cert and tls_key (HTTPS), or "
+                             "[dashboard] allow_plain_http = true to send the token in clear text");
+}
+
 Expected<RunConfig> load_run_config(const std::string& path) {
   using R = Expected<RunConfig>;
   std::ifstream in(path);
   if (!in) return R::failure(path + ": cannot read the config file");
   std::stringstream ss;
   ss << in.rdbuf();
+  return parse_run_config(ss.str(), path);
+}
+
+Expected<RunConfig> parse_run_config(const std::string& text, const std::string& path) {
+  using R = Expected<RunConfig>;
   RunConfig c;
   c.file = path;
-  c.text = ss.str();
+  c.text = text;
   toml::table root;
   try {
     root = toml::parse(c.text, path);
@@ -99,10 +116,11 @@ Expected<RunConfig> load_run_config(const std::string& path) {
     Reader r(root, path);
     for (auto&& [k, v] : root) {
       (void)v;
-      static const std::set<std::string> top{"search", "strategy", "budget", "store", "eval", "null", "llm", "cluster"};
+      static const std::set<std::string> top{"search", "strategy", "budget",  "store",    "eval",
+                                             "null",   "llm",      "cluster", "dashboard"};
       if (!top.count(std::string(k.str())))
         r.fail(std::string(k.str()),
-               "unknown section (expected search, strategy, budget, store, eval, llm, cluster or null)");
+               "unknown section (expected search, strategy, budget, store, eval, llm, cluster, dashboard or null)");
     }
     auto s = r.table("search", {"problem", "id", "backend", "operator", "template", "hardware", "replay_store",
                                 "replay_search", "directed", "warm_start", "seed", "max_in_flight", "build_workers",
@@ -270,6 +288,17 @@ Expected<RunConfig> load_run_config(const std::string& path) {
                "'" + c.cluster.listen + "' is reachable from other machines: set tls_cert, tls_key and tls_ca, or "
                "allow_plain_tcp = true to accept a network where the shared secret's proof is the only protection");
     }
+
+    auto d = r.table("dashboard", {"listen", "token_env", "allow_plain_http"});
+    r.get(d, "dashboard", "listen", c.dashboard.listen);
+    r.get(d, "dashboard", "token_env", c.dashboard.token_env);
+    r.get(d, "dashboard", "allow_plain_http", c.dashboard.allow_plain_http);
+    if (c.dashboard.token_env.empty()) r.fail("dashboard.token_env", "expected the name of an environment variable");
+    if (!c.dashboard.listen.empty())
+      if (auto ok =
+              check_dashboard_address(c.dashboard.listen, !c.cluster.tls_cert.empty(), c.dashboard.allow_plain_http);
+          !ok)
+        r.fail("dashboard.listen", ok.message);
 
     if (c.search_id.empty()) {
       std::string p = c.problem;

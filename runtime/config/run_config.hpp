@@ -52,6 +52,13 @@ struct RunConfig {
     std::vector<std::string> searches;  // further search configs the node starts (relative to this file)
     bool stay = false;                  // keep serving when every search has ended (console submit)
   } cluster;
+  // The web dashboard (actors/dashboard/): served by `kevolve node` and `kevolve run` when `listen` is set
+  // (or `kevolve run --serve`); TLS with [cluster] tls_cert and tls_key when those are set.
+  struct Dashboard {
+    std::string listen;                                 // HOST:PORT; "" = no dashboard (port 0: any free port)
+    std::string token_env = "KEVOLVE_DASHBOARD_TOKEN";  // the variable that holds the access token
+    bool allow_plain_http = false;                      // plain HTTP on a non-loopback address (else TLS)
+  } dashboard;
   // null backend only
   double null_delay_ms = 0;  // simulated evaluation time
   std::string null_ledger;   // append "search node" per finished evaluation (crash tests)
@@ -59,5 +66,12 @@ struct RunConfig {
 
 // Loads `path`; relative paths inside (store, ledger) are resolved against the current directory.
 Expected<RunConfig> load_run_config(const std::string& path);
+
+// The same from a config's text (a stored search's config_text); `file` names it in errors.
+Expected<RunConfig> parse_run_config(const std::string& text, const std::string& file);
+
+// Whether a dashboard may listen on `listen` (HOST:PORT): a loopback address, TLS, or plain HTTP allowed
+// explicitly. The error quotes the address and says what to set.
+Status check_dashboard_address(const std::string& listen, bool tls, bool allow_plain_http);
 
 }  // namespace kevolve

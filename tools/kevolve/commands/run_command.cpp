@@ -10,6 +10,7 @@
 #include <fstream>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "actors/engine/engine.hpp"
@@ -26,6 +27,7 @@
 #include "storage/store.hpp"
 #include "runtime/operators/template_operator.hpp"
 #include "runtime/config/run_config.hpp"
+#include "runtime/core/host_port.hpp"
 
 namespace kevolve::cli {
 namespace {
@@ -138,10 +140,21 @@ int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) 
 }  // namespace
 
 Expected<PreparedSearch> prepare_search(const std::string& config_path, const std::string& store_override) {
-  using R = Expected<PreparedSearch>;
   auto cfg = load_run_config(config_path);
-  if (!cfg) return R::failure(cfg.error());
-  RunConfig c = *cfg;
+  if (!cfg) return Expected<PreparedSearch>::failure(cfg.error());
+  return prepare_config(*cfg, config_path, store_override);
+}
+
+Expected<PreparedSearch> prepare_search_text(const std::string& text, const std::string& origin,
+                                             const std::string& store_override) {
+  auto cfg = parse_run_config(text, origin);
+  if (!cfg) return Expected<PreparedSearch>::failure(cfg.error());
+  return prepare_config(*cfg, origin, store_override);
+}
+
+Expected<PreparedSearch> prepare_config(RunConfig c, const std::string& config_path,
+                                        const std::string& store_override) {
+  using R = Expected<PreparedSearch>;
   if (!store_override.empty()) c.store = store_override;
   c.hardware = resolve_hardware(c.backend, c.hardware);
   auto spec = resolve_problem(c.problem, {});
@@ -190,8 +203,36 @@ Expected<PreparedSearch> prepare_search(const std::string& config_path, const st
 
 namespace {
 
+// The dashboard's options from the config's [dashboard] (and [cluster] tls_cert / tls_key) or `--serve`;
+// none when neither asks for one. Errors name the key or the option.
+Expected<std::optional<dashboard::ServerOptions>> dashboard_options(const RunConfig& c, const std::string& serve) {
+  using R = Expected<std::optional<dashboard::ServerOptions>>;
+  const std::string listen = serve.empty() ? c.dashboard.listen : serve;
+  if (listen.empty()) return R(std::nullopt);
+  const std::string what = serve.empty() ? c.file + ": dashboard.listen" : "--serve";
+  const bool tls = !c.cluster.tls_cert.empty() && !c.cluster.tls_key.empty();
+  if (auto ok = check_dashboard_address(listen, tls, c.dashboard.allow_plain_http); !ok)
+    return R::failure(ok.code, what + ": " + ok.message);
+  const char* token = std::getenv(c.dashboard.token_env.c_str());
+  if (!token || std::string(token).size() < 16)
+    return R::failure(Errc::invalid_argument, what +
+                                                  ": the dashboard needs an access token of at least 16 characters "
+                                                  "in $" +
+                                                  c.dashboard.token_env + " ([dashboard] token_env)");
+  dashboard::ServerOptions o;
+  auto addr = parse_host_port(listen, true);
+  o.host = addr->first;
+  o.port = addr->second;
+  o.token = token;
+  if (tls) {
+    o.tls_cert = c.cluster.tls_cert;
+    o.tls_key = c.cluster.tls_key;
+  }
+  return R(o);
+}
+
 int run(const std::string& config_path, std::string out, const std::string& store_override,
-        const ClusterOptions* cluster) {
+        const ClusterOptions* cluster, const std::string& serve = "") {
   auto prepared = prepare_search(config_path, store_override);
   if (!prepared) {
     std::cerr << "kevolve run: " << prepared.error() << "\n";
@@ -214,6 +255,12 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   eo.interrupted = &g_interrupted;
   eo.checkpoint_now = &g_checkpoint;
   eo.cluster = cluster;
+  auto dash = dashboard_options(c, serve);
+  if (!dash) {
+    std::cerr << "kevolve run: " << dash.error() << "\n";
+    return 2;
+  }
+  if (*dash) eo.dashboard = &**dash;
   eo.progress = [&](const SearchStatus& s) {
     const auto now = std::chrono::steady_clock::now();
     if (!tty && now - last_print < std::chrono::seconds(5) && !s.finished) return;
@@ -272,11 +319,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", *out, "Report folder (default: kevolve-out/<search id>)");
   cmd->add_option("--store", *store, "Store folder (overrides [store] path)");
+  auto serve = std::make_shared<std::string>();
+  cmd->add_option("--serve", *serve,
+                  "Serve the web dashboard on HOST:PORT while the search runs (port 0: any free port; overrides "
+                  "[dashboard] listen; the token comes from $KEVOLVE_DASHBOARD_TOKEN or [dashboard] token_env)");
   cmd->footer(
       "Interrupted or killed, the same command resumes the search from its store: scored candidates are kept, "
       "candidates in flight are evaluated again. `kill -USR1 <pid>` takes a store checkpoint now "
       "(into <store>.checkpoints/; the two newest are kept).");
-  cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store, nullptr); });
+  cmd->callback([=, &exit_code] { exit_code = run(*config, *out, *store, nullptr, *serve); });
 }
 
 void add_report_command(CLI::App& app, int& exit_code) {

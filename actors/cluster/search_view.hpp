@@ -1,0 +1,42 @@
+// A search as the dashboard and the report draw it, in JSON, from the store (and the live status when the
+// search runs on this node). Pure C++ over the store: the console's `searches --json`, `tree SEARCH --json`
+// and `node SEARCH NODE --json` answer with these, and report.html embeds the same from a stored search.
+//
+//   summary : id, problem, strategy, backend, device class, state, counts, best, rate, budget, ETA
+//   tree    : the summary + every node (id, parents, op, status, fitness), the best-so-far curve, the
+//             failure mix over the evaluations, the baselines (reference 1x, the seed kernel)
+//   node    : one node's record and artifacts (source and its parent's, report, timings, diagnosis,
+//             profile, prompt and reply)
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/protocol/messages.hpp"
+#include "storage/store.hpp"
+
+namespace kevolve::cluster {
+
+// One search's summary as a JSON object. `live`: its status when it runs on this node (else null).
+std::string search_summary_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes,
+                                const SearchStatus* live);
+
+// The summary with the nodes, the curve, the failure mix and the baselines. `best` overrides the node the
+// view rings and names as best (0: the highest search-time fitness), e.g. the report's re-timed best.
+std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
+                             uint64_t best = 0);
+
+// One node with its artifacts (each cut to `max_artifact` bytes); "" when the search has no such node.
+std::string node_detail_json(Store& store, const std::string& search, const std::vector<NodeRecord>& nodes,
+                             uint64_t node, size_t max_artifact = 256 * 1024);
+
+// Scored nodes (correct or failed) and those still in flight.
+struct NodeCounts {
+  int64_t evaluated = 0, correct = 0, failed = 0, in_flight = 0;
+};
+NodeCounts count_nodes(const std::vector<NodeRecord>& nodes);
+
+// The highest search-time fitness among correct nodes (lowest id on ties); 0 when none is correct.
+uint64_t best_node(const std::vector<NodeRecord>& nodes);
+
+}  // namespace kevolve::cluster

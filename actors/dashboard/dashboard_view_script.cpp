@@ -1,0 +1,338 @@
+// The search view shared by the live dashboard and report.html (see dashboard_page.hpp). Data is only
+// ever inserted as text (textContent, SVG attributes), never as markup.
+#include "actors/dashboard/dashboard_page.hpp"
+
+namespace kevolve::dashboard {
+
+const char* view_style() {
+  return R"CSS(
+body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fafafa}
+header{background:#263238;color:#fff;padding:8px 16px;display:flex;gap:16px;align-items:center}
+header a{color:#fff;text-decoration:none;font-weight:600}
+main{padding:12px 16px}
+table{border-collapse:collapse;font-size:13px;background:#fff}
+th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#eceff1}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+pre{background:#f5f5f5;padding:8px;overflow:auto;max-height:420px;font-size:12px;margin:4px 0}
+.kv-row{display:flex;gap:12px;flex-wrap:wrap}
+.kv-box{background:#fff;border:1px solid #ddd;padding:8px;margin:6px 0}
+.kv-tree{width:100%;height:520px;border:1px solid #ddd;background:#fff;cursor:grab;touch-action:none}
+.kv-details{flex:1;min-width:380px;max-width:900px}
+.kv-left{flex:1.3;min-width:420px}
+.kv-legend span{display:inline-block;margin-right:10px;font-size:12px}
+.kv-legend i{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:4px;vertical-align:middle}
+.kv-add{background:#e8f5e9;display:block}.kv-del{background:#ffebee;display:block}.kv-same{display:block;color:#555}
+button{margin-right:4px}
+.kv-muted{color:#777;font-size:12px}
+)CSS";
+}
+
+const char* view_script() {
+  return R"JS(
+var KV = (function () {
+  var SVG = 'http://www.w3.org/2000/svg';
+  var COLOURS = {ok: '#2e7d32', compile_error: '#ef6c00', incorrect: '#c62828', rejected: '#6a1b9a',
+                 in_flight: '#9e9e9e'};
+  function colour(status) { return COLOURS[status] || '#5d4037'; }
+  function el(tag, props) {
+    var e = document.createElement(tag);
+    for (var k in (props || {})) {
+      if (k === 'text') e.textContent = props[k];
+      else if (k.slice(0, 2) === 'on') e.addEventListener(k.slice(2), props[k]);
+      else e.setAttribute(k, props[k]);
+    }
+    var add = function (c) {
+      if (c === null || c === undefined) return;
+      if (Array.isArray(c)) return c.forEach(add);
+      e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    };
+    for (var i = 2; i < arguments.length; i++) add(arguments[i]);
+    return e;
+  }
+  function sv(tag, attrs, text) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in (attrs || {})) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function fmt(x, d) { return (x === null || x === undefined) ? '-' : Number(x).toFixed(d === undefined ? 3 : d); }
+  function duration(s) {
+    if (s === null || s === undefined) return '-';
+    if (s < 90) return Math.round(s) + ' s';
+    if (s < 5400) return Math.round(s / 60) + ' min';
+    return (s / 3600).toFixed(1) + ' h';
+  }
+  // Round tick values covering [lo, hi]: 1, 2 or 5 times a power of ten apart, about n of them.
+  function ticks(lo, hi, n) {
+    if (!(hi > lo)) hi = lo + 1;
+    var raw = (hi - lo) / (n || 5), p = Math.pow(10, Math.floor(Math.log10(raw))), step = p;
+    [1, 2, 5, 10].forEach(function (m) { if (raw > p * m * 0.999) step = p * m; });
+    if (step < raw) step *= 2;
+    var out = [];
+    for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(10));
+    return out;
+  }
+  function legend() {
+    var d = el('div', {class: 'kv-legend'});
+    ['ok', 'incorrect', 'compile_error', 'rejected', 'in_flight', 'other failure'].forEach(function (s) {
+      var i = el('i'); i.style.background = colour(s);
+      d.appendChild(el('span', {}, i, s.replace('_', ' ')));
+    });
+    return d;
+  }
+
+  // Best-so-far over evaluations, with both axes ticked and the baselines dashed.
+  function curve(search, onPick) {
+    var W = 640, H = 260, L = 56, R = 110, T = 12, B = 40;
+    var pts = search.curve || [], last = pts.length ? pts[pts.length - 1][0] : 0;
+    var ymax = 1;
+    pts.forEach(function (p) { ymax = Math.max(ymax, p[1]); });
+    (search.baselines || []).forEach(function (b) { ymax = Math.max(ymax, b.speedup); });
+    var yt = ticks(0, ymax * 1.08, 5), xt = ticks(0, Math.max(1, last), 6);
+    var ytop = yt[yt.length - 1], xtop = xt[xt.length - 1];
+    var x = function (v) { return L + (W - L - R) * v / xtop; };
+    var y = function (v) { return T + (H - T - B) * (1 - v / ytop); };
+    var s = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, class: 'kv-curve'});
+    yt.forEach(function (v) {
+      s.appendChild(sv('line', {x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#eee'}));
+      s.appendChild(sv('text', {x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11}, v + 'x'));
+    });
+    xt.forEach(function (v) {
+      s.appendChild(sv('line', {x1: x(v), x2: x(v), y1: H - B, y2: H - B + 5, stroke: '#444'}));
+      s.appendChild(sv('text', {x: x(v), y: H - B + 17, 'text-anchor': 'middle', 'font-size': 11}, String(v)));
+    });
+    s.appendChild(sv('line', {x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: '#444'}));
+    s.appendChild(sv('line', {x1: L, x2: L, y1: T, y2: H - B, stroke: '#444'}));
+    s.appendChild(sv('text', {x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 12},
+                     'evaluations'));
+    s.appendChild(sv('text', {x: 14, y: (T + H - B) / 2, 'font-size': 12, 'text-anchor': 'middle',
+                              transform: 'rotate(-90 14 ' + (T + H - B) / 2 + ')'}, 'best speedup'));
+    (search.baselines || []).forEach(function (b, i) {
+      var c = i ? '#1565c0' : '#c62828';
+      s.appendChild(sv('line', {x1: L, x2: W - R, y1: y(b.speedup), y2: y(b.speedup), stroke: c,
+                                'stroke-dasharray': '5 4', class: 'kv-baseline'}));
+      s.appendChild(sv('text', {x: W - R + 4, y: y(b.speedup) + 4, 'font-size': 11, fill: c},
+                       b.name + ' ' + fmt(b.speedup, 2) + 'x'));
+    });
+    if (pts.length) {
+      var d = 'M' + x(0) + ',' + y(0), prev = 0;
+      pts.forEach(function (p) { d += ' L' + x(p[0]) + ',' + y(prev) + ' L' + x(p[0]) + ',' + y(p[1]); prev = p[1]; });
+      s.appendChild(sv('path', {d: d, fill: 'none', stroke: '#2e7d32', 'stroke-width': 2}));
+      pts.forEach(function (p) {
+        if (!p[2]) return;
+        var c = sv('circle', {cx: x(p[0]), cy: y(p[1]), r: 4, fill: '#2e7d32', style: 'cursor:pointer'});
+        c.appendChild(sv('title', {}, 'node ' + p[2] + ': ' + fmt(p[1]) + 'x at evaluation ' + p[0]));
+        c.addEventListener('click', function () { onPick(p[2]); });
+        s.appendChild(c);
+      });
+    }
+    return s;
+  }
+
+  // The statuses of the evaluations, slice by slice (stacked bars).
+  function mix(search) {
+    var W = 640, H = 90, L = 56, R = 110, s = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: W, height: H});
+    var slices = search.mix || [], lo = 0, total = slices.length ? slices[slices.length - 1].upto : 0;
+    slices.forEach(function (m) {
+      var n = m.upto - lo, x0 = L + (W - L - R) * lo / total, w = (W - L - R) * n / total, acc = 0;
+      Object.keys(m.counts).sort().forEach(function (k) {
+        var h = (H - 20) * m.counts[k] / n;
+        var r = sv('rect', {x: x0, y: H - 16 - acc - h, width: Math.max(1, w - 1), height: h, fill: colour(k)});
+        r.appendChild(sv('title', {}, k + ': ' + m.counts[k] + ' of evaluations ' + (lo + 1) + '-' + m.upto));
+        s.appendChild(r);
+        acc += h;
+      });
+      lo = m.upto;
+    });
+    s.appendChild(sv('text', {x: L - 6, y: H - 16, 'text-anchor': 'end', 'font-size': 11}, '0'));
+    s.appendChild(sv('text', {x: L - 6, y: 12, 'text-anchor': 'end', 'font-size': 11}, '100%'));
+    s.appendChild(sv('text', {x: W - R + 4, y: H - 16, 'font-size': 11}, total + ' evaluations'));
+    return s;
+  }
+
+  // The tree: depth left to right, leaves top to bottom, parents centred on their children.
+  function layout(nodes) {
+    var byId = {}, kids = {}, roots = [], pos = {}, row = 0, depth = 0;
+    nodes.forEach(function (n) { byId[n.id] = n; });
+    nodes.forEach(function (n) {
+      var p = n.parents.length && byId[n.parents[0]] ? n.parents[0] : null;
+      if (p === null) roots.push(n.id); else (kids[p] = kids[p] || []).push(n.id);
+    });
+    var stack = roots.slice().reverse().map(function (id) { return [id, 0, false]; });
+    while (stack.length) {  // iterative post-order: deep trees do not overflow the call stack
+      var top = stack.pop(), id = top[0], d = top[1];
+      var ch = kids[id] || [];
+      if (!top[2] && ch.length) {
+        stack.push([id, d, true]);
+        for (var i = ch.length - 1; i >= 0; i--) stack.push([ch[i], d + 1, false]);
+        continue;
+      }
+      var yv = ch.length ? (pos[ch[0]].y + pos[ch[ch.length - 1]].y) / 2 : row++;
+      pos[id] = {x: d, y: yv};
+      depth = Math.max(depth, d);
+    }
+    return {pos: pos, rows: Math.max(1, row), depth: depth, byId: byId};
+  }
+
+  function tree(search, state, onPick) {
+    var lay = layout(search.nodes || []), DX = 70, DY = 16;
+    var w = (lay.depth + 1) * DX + 40, h = lay.rows * DY + 20;
+    var s = sv('svg', {class: 'kv-tree'});
+    var g = sv('g');
+    s.appendChild(g);
+    var px = function (id) { return 20 + lay.pos[id].x * DX; }, py = function (id) { return 10 + lay.pos[id].y * DY; };
+    (search.nodes || []).forEach(function (n) {
+      n.parents.forEach(function (p, i) {
+        if (!lay.pos[p]) return;
+        g.appendChild(sv('line', {x1: px(p), y1: py(p), x2: px(n.id), y2: py(n.id),
+                                  stroke: i ? '#1565c0' : '#bbb', 'stroke-dasharray': i ? '3 3' : ''}));
+      });
+    });
+    (search.nodes || []).forEach(function (n) {
+      var best = n.id === search.best_node, sel = n.id === state.selected;
+      var c = sv('circle', {cx: px(n.id), cy: py(n.id), r: 4 + Math.min(6, (n.fitness || 0) * 1.5),
+                            fill: colour(n.status), 'data-node': n.id, style: 'cursor:pointer',
+                            stroke: best ? '#000' : sel ? '#fbc02d' : 'none', 'stroke-width': best || sel ? 3 : 0});
+      if (best) c.setAttribute('class', 'kv-best');
+      c.appendChild(sv('title', {}, 'node ' + n.id + ' (' + n.op + ') ' + n.status + ' ' + fmt(n.fitness) + 'x'));
+      c.addEventListener('click', function (e) { e.stopPropagation(); onPick(n.id); });
+      g.appendChild(c);
+    });
+    // Zoom (wheel, around the pointer) and pan (drag) through the viewBox; kept across refreshes in `state`.
+    if (!state.box) state.box = [0, 0, Math.max(w, 300), Math.max(h, 200)];
+    var apply = function () { s.setAttribute('viewBox', state.box.join(' ')); };
+    apply();
+    s.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      var r = s.getBoundingClientRect(), b = state.box, k = e.deltaY > 0 ? 1.15 : 1 / 1.15;
+      var mx = b[0] + b[2] * (e.clientX - r.left) / r.width, my = b[1] + b[3] * (e.clientY - r.top) / r.height;
+      state.box = [mx - (mx - b[0]) * k, my - (my - b[1]) * k, b[2] * k, b[3] * k];
+      apply();
+    }, {passive: false});
+    var drag = null;
+    s.addEventListener('pointerdown', function (e) { drag = [e.clientX, e.clientY, state.box.slice()]; });
+    s.addEventListener('pointermove', function (e) {
+      if (!drag) return;
+      var r = s.getBoundingClientRect(), b = drag[2];
+      state.box = [b[0] - (e.clientX - drag[0]) * b[2] / r.width, b[1] - (e.clientY - drag[1]) * b[3] / r.height,
+                   b[2], b[3]];
+      apply();
+    });
+    ['pointerup', 'pointerleave'].forEach(function (t) { s.addEventListener(t, function () { drag = null; }); });
+    return s;
+  }
+
+  // Line diff (longest common subsequence); null when too large to compare here.
+  function diff(a, b) {
+    var x = (a || '').split('\n'), y = (b || '').split('\n'), n = x.length, m = y.length;
+    if (n * m > 4e6) return null;
+    var L = [];
+    for (var i = 0; i <= n; i++) L.push(new Int32Array(m + 1));
+    for (i = n - 1; i >= 0; i--)
+      for (var j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+    var out = [];
+    i = 0; j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && x[i] === y[j]) { out.push([' ', x[i]]); i++; j++; }
+      else if (j < m && (i >= n || L[i][j + 1] >= L[i + 1][j])) { out.push(['+', y[j]]); j++; }
+      else { out.push(['-', x[i]]); i++; }
+    }
+    return out;
+  }
+
+  function section(title, text, open) {
+    if (text === null || text === undefined || text === '') return null;
+    var d = el('details', open ? {open: ''} : {}, el('summary', {text: title}), el('pre', {text: text}));
+    return d;
+  }
+
+  function timings(t) {
+    if (!t) return null;
+    var tb = el('table', {}, el('tr', {}, el('th', {text: ''}), el('th', {text: 'p10 ms'}),
+                                 el('th', {text: 'median ms'}), el('th', {text: 'p90 ms'}), el('th', {text: 'runs'})));
+    ['candidate', 'reference', 'compiled'].forEach(function (k) {
+      var r = t[k];
+      if (!r) return;
+      tb.appendChild(el('tr', {}, el('td', {text: k === 'compiled' ? 'torch.compile' : k}),
+                        el('td', {class: 'n', text: fmt(r.p10_ms, 4)}), el('td', {class: 'n', text: fmt(r.median_ms, 4)}),
+                        el('td', {class: 'n', text: fmt(r.p90_ms, 4)}), el('td', {class: 'n', text: String(r.samples)})));
+    });
+    return tb;
+  }
+
+  function details(n) {
+    var box = el('div', {class: 'kv-box kv-node', 'data-node': n.id});
+    box.appendChild(el('h3', {text: 'node ' + n.id + ' (' + n.op + ')' +
+                                    (n.parents.length ? ' from ' + n.parents.join(', ') : '')}));
+    box.appendChild(el('div', {}, el('b', {text: n.status}), ' ' + (n.reason ? '[' + n.reason + '] ' : '') +
+                       'fitness ' + fmt(n.fitness) + 'x' + (n.candidate_ms ? ', ' + fmt(n.candidate_ms, 4) +
+                       ' ms vs reference ' + fmt(n.reference_ms, 4) + ' ms' : '') +
+                       (n.device_class ? ' on ' + n.device_class : '')));
+    if (n.message) box.appendChild(el('pre', {text: n.message}));
+    var t = timings(n.timing);
+    if (t) box.appendChild(t);
+    if (n.timing && n.timing.compile_speedup) box.appendChild(el('div', {text: 'vs torch.compile: ' +
+                                                                                fmt(n.timing.compile_speedup) + 'x'}));
+    if (n.parent_source !== null && n.parent_source !== undefined && n.source) {
+      var d = diff(n.parent_source, n.source), pre = el('pre', {class: 'kv-diff'});
+      if (!d) pre.textContent = 'too large to compare here';
+      else d.forEach(function (l) {
+        pre.appendChild(el('span', {class: l[0] === '+' ? 'kv-add' : l[0] === '-' ? 'kv-del' : 'kv-same',
+                                    text: l[0] + ' ' + l[1]}));
+      });
+      box.appendChild(el('details', {open: ''}, el('summary', {text: 'diff against node ' + n.parents[0]}), pre));
+    }
+    [['source', n.source, true], ['diagnosis', n.diagnosis, true], ['profile', n.profile],
+     ['evaluation report', n.report], ['compile log', n.compile_log], ['runner log', n.runner_log],
+     ['prompt', n.prompt], ['reply', n.reply]].forEach(function (s) {
+      var d = section(s[0], s[1], s[2]);
+      if (d) box.appendChild(d);
+    });
+    return box;
+  }
+
+  // The whole search view in `root`. getNode(id) -> Promise of the node's JSON. Returns {update(search)}.
+  function searchView(root, search, getNode) {
+    var state = {selected: 0, box: null};
+    var head = el('div'), charts = el('div', {class: 'kv-left'}), side = el('div', {class: 'kv-details'});
+    root.appendChild(head);
+    root.appendChild(el('div', {class: 'kv-row'}, charts, side));
+    side.appendChild(el('p', {class: 'kv-muted', text: 'Click a node of the tree or a point of the curve.'}));
+    function pick(id) {
+      state.selected = id;
+      getNode(id).then(function (n) {
+        side.textContent = '';
+        side.appendChild(n ? details(n) : el('p', {text: 'node ' + id + ': no details stored'}));
+        draw(search);
+      }, function (e) { side.textContent = 'node ' + id + ': ' + e; });
+    }
+    function draw(s) {
+      search = s;
+      head.textContent = '';
+      head.appendChild(el('h2', {text: s.id}));
+      head.appendChild(el('div', {class: 'kv-summary', text: s.problem + ' | ' + s.strategy + ' | ' + s.backend +
+        (s.device_class ? ' | ' + s.device_class : '') + ' | ' + s.state + ' | evaluated ' + s.evaluated +
+        ' (correct ' + s.correct + ', failed ' + s.failed + ', in flight ' + s.in_flight + ') | best ' +
+        fmt(s.best_fitness) + 'x (node ' + s.best_node + ') | ' + fmt(s.per_minute, 1) + ' evaluations/min' +
+        (s.eta_s !== null && s.eta_s !== undefined ? ' | budget in ' + duration(s.eta_s) : '')}));
+      charts.textContent = '';
+      charts.appendChild(el('h3', {text: 'Best speedup over evaluations'}));
+      charts.appendChild(curve(s, pick));
+      charts.appendChild(el('h3', {text: 'Verdicts over evaluations'}));
+      charts.appendChild(mix(s));
+      charts.appendChild(el('h3', {text: 'Search tree (wheel: zoom, drag: pan; black ring: best)'}));
+      charts.appendChild(legend());
+      charts.appendChild(tree(s, state, pick));
+    }
+    draw(search);
+    if (search.best_node) pick(search.best_node);
+    return {update: draw, pick: pick};
+  }
+
+  return {el: el, fmt: fmt, duration: duration, ticks: ticks, colour: colour, diff: diff, searchView: searchView};
+})();
+)JS";
+}
+
+}  // namespace kevolve::dashboard
