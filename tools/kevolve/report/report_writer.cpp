@@ -5,8 +5,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
+#include "actors/cluster/search_view.hpp"
+#include "actors/dashboard/dashboard_page.hpp"
 #include "backends/backend.hpp"
 #include "backends/cuda/profile/nsight.hpp"
 #include "backends/worker_client.hpp"
@@ -26,112 +29,50 @@ std::string params_json(const Params& p) {
   return s + "}";
 }
 
-std::string escape_html(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else if (c == '"')
-      o += "&quot;";
-    else
-      o += c;
+// The nodes whose details report.html embeds: all of them up to 1500; beyond, the best's line of ancestors,
+// the 300 fittest and the 500 latest (the view says "no details stored" for the others).
+std::set<uint64_t> detailed_nodes(const std::vector<NodeRecord>& nodes, uint64_t best) {
+  std::set<uint64_t> keep;
+  if (nodes.size() <= 1500) {
+    for (auto& n : nodes) keep.insert(n.id);
+    return keep;
   }
-  return o;
+  std::map<uint64_t, const NodeRecord*> by_id;
+  for (auto& n : nodes) by_id[n.id] = &n;
+  for (uint64_t id = best; id && by_id.count(id) && keep.insert(id).second;)
+    id = by_id[id]->parents.empty() ? 0 : by_id[id]->parents.front();
+  std::vector<const NodeRecord*> fit;
+  for (auto& n : nodes)
+    if (n.correct()) fit.push_back(&n);
+  std::sort(fit.begin(), fit.end(), [](auto* a, auto* b) { return a->fitness > b->fitness; });
+  for (size_t i = 0; i < fit.size() && i < 300; ++i) keep.insert(fit[i]->id);
+  for (size_t i = nodes.size() > 500 ? nodes.size() - 500 : 0; i < nodes.size(); ++i) keep.insert(nodes[i].id);
+  return keep;
 }
 
-const char* status_colour(const NodeRecord& n) {
-  if (!n.scored()) return "#bbbbbb";
-  switch (n.status) {
-    case EvalStatus::ok:
-      return "#2e7d32";
-    case EvalStatus::compile_error:
-      return "#ef6c00";
-    case EvalStatus::incorrect:
-      return "#c62828";
-    case EvalStatus::rejected:
-      return "#6a1b9a";
-    default:
-      return "#5d4037";
-  }
-}
-
-// The tree (x = depth, y = order of appearance within the depth) and the best-so-far curve, as SVG.
-std::string html(const std::string& title, const SearchGraph& g, const std::string& summary) {
-  std::map<uint64_t, int> depth;
-  std::map<int, int> row_count;
-  std::map<uint64_t, std::pair<double, double>> pos;
-  for (auto& [id, n] : g.nodes()) {
-    const int d = n.parents.empty() ? 0 : depth[n.parents[0]] + 1;
-    depth[id] = d;
-    pos[id] = {40.0 + d * 90.0, 30.0 + row_count[d]++ * 18.0};
-  }
-  int rows = 1, max_depth = 0;
-  for (auto& [d, c] : row_count) {
-    rows = std::max(rows, c);
-    max_depth = std::max(max_depth, d);
-  }
-  const double w = 80 + max_depth * 90.0 + 60, h = 40 + rows * 18.0;
-  std::ostringstream t;
-  t << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h << "'>";
-  for (auto& [id, n] : g.nodes())
-    for (auto p : n.parents)
-      if (pos.count(p))
-        t << "<line x1='" << pos[p].first << "' y1='" << pos[p].second << "' x2='" << pos[id].first << "' y2='"
-          << pos[id].second << "' stroke='" << (n.op == Operation::crossover ? "#1565c0" : "#999")
-          << "' stroke-width='1'/>";
-  const auto best = g.best();
-  for (auto& [id, n] : g.nodes()) {
-    std::ostringstream tip;
-    tip << "node " << id << " (" << n.op << ") " << status_name(n.status) << " fitness " << n.fitness << "\n";
-    for (auto& [k, v] : n.params) tip << k << "=" << v << " ";
-    const double r = 4 + std::min(8.0, n.fitness * 2);
-    t << "<circle cx='" << pos[id].first << "' cy='" << pos[id].second << "' r='" << r << "' fill='" << status_colour(n)
-      << "'" << (best && *best == id ? " stroke='#000' stroke-width='3'" : "") << "><title>" << escape_html(tip.str())
-      << "</title></circle>";
-  }
-  t << "</svg>";
-
-  // Best fitness over evaluations (in node id order, failures count as evaluations).
-  std::vector<double> curve;
-  double b = 0;
-  for (auto& [id, n] : g.nodes())
-    if (n.scored()) {
-      b = std::max(b, n.correct() ? n.fitness : 0.0);
-      curve.push_back(b);
-    }
-  const double cw = 640, ch = 240, top = std::max(1.0, b * 1.1);
-  std::ostringstream c;
-  c << "<svg xmlns='http://www.w3.org/2000/svg' width='" << cw + 60 << "' height='" << ch + 40 << "'>"
-    << "<line x1='40' y1='" << ch + 10 << "' x2='" << cw + 40 << "' y2='" << ch + 10 << "' stroke='#444'/>"
-    << "<line x1='40' y1='10' x2='40' y2='" << ch + 10 << "' stroke='#444'/>"
-    << "<text x='2' y='16' font-size='11'>" << top << "x</text><text x='10' y='" << ch + 10
-    << "' font-size='11'>0</text>"
-    << "<text x='" << cw - 40 << "' y='" << ch + 34 << "' font-size='11'>evaluations: " << curve.size() << "</text>";
-  const double one = 10 + ch - ch / top;
-  c << "<line x1='40' y1='" << one << "' x2='" << cw + 40 << "' y2='" << one
-    << "' stroke='#c62828' stroke-dasharray='4'/>"
-    << "<text x='" << cw + 42 << "' y='" << one + 4
-    << "' font-size='11'>1x</text><polyline fill='none' stroke='#2e7d32' stroke-width='2' points='";
-  for (size_t i = 0; i < curve.size(); ++i)
-    c << 40 + cw * (curve.size() > 1 ? double(i) / double(curve.size() - 1) : 0.0) << ","
-      << 10 + ch - ch * curve[i] / top << " ";
-  c << "'/></svg>";
-
+// The data of report.html's search view: the same JSON the dashboard's API gives (actors/cluster/search_view),
+// with `best` (the node the text names) as the ringed best, the details of the nodes, and the top ten.
+std::string view_data(Store& store, const SearchRecord& rec, const SearchGraph& g, uint64_t best) {
+  std::vector<NodeRecord> nodes;
+  for (auto& [id, n] : g.nodes()) nodes.push_back(n);
   std::ostringstream o;
-  o << "<!doctype html><html><head><meta charset='utf-8'><title>" << escape_html(title) << "</title>"
-    << "<style>body{font-family:sans-serif;margin:24px} pre{background:#f5f5f5;padding:8px} "
-       ".tree{overflow:auto;border:1px solid #ddd}</style>"
-    << "</head><body><h1>" << escape_html(title) << "</h1><pre>" << escape_html(summary) << "</pre>"
-    << "<h2>Best speedup over evaluations</h2>" << c.str()
-    << "<h2>Search tree</h2><p>Left to right: depth. Green: correct; orange: compile error; red: incorrect; purple: "
-       "rejected; "
-       "brown: other failures; blue edges: crossover; black ring: best. Hover a node for its parameters.</p><div "
-       "class='tree'>"
-    << t.str() << "</div></body></html>\n";
+  o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best) << ",\"nodes\":{";
+  bool first = true;
+  for (uint64_t id : detailed_nodes(nodes, best)) {
+    o << (first ? "" : ",") << "\"" << id << "\":" << cluster::node_detail_json(store, rec.id, nodes, id, 64 * 1024);
+    first = false;
+  }
+  std::vector<const NodeRecord*> top;
+  for (auto& n : nodes)
+    if (n.correct()) top.push_back(&n);
+  std::sort(top.begin(), top.end(),
+            [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
+  o << "},\"top\":[";
+  for (size_t i = 0; i < top.size() && i < 10; ++i)
+    o << (i ? "," : "") << "{\"node\":" << top[i]->id << ",\"speedup\":" << json::number(top[i]->fitness)
+      << ",\"candidate_ms\":" << json::number(top[i]->candidate_ms)
+      << ",\"device_class\":" << json::quote(top[i]->device_class) << "}";
+  o << "]}";
   return o.str();
 }
 
@@ -349,7 +290,8 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   if (pick.node)
     text << "best: node " << pick.node->id << ", " << sum.best_speedup << "x over libtorch"
          << (pick.retimed_ok() ? " (re-timed)" : "") << "\n";
-  files.push_back({out / "report.html", html("kevolve: " + q.search_id, s.graph, text.str())});
+  files.push_back({out / "report.html", dashboard::report_page("kevolve: " + q.search_id, text.str(),
+                                                               view_data(*s.store, rec, s.graph, sum.best_node))});
   for (auto& [path, content] : files)
     if (auto ok = write_file(path, content); !ok) return R::failure(ok);
   return sum;
