@@ -2,6 +2,7 @@
 
 #include "runtime/records/field_codec.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <rocksdb/db.h>
@@ -60,36 +61,65 @@ class RocksStore : public Store {
     delete db_;
   }
 
-  static Expected<std::unique_ptr<Store>> open(const std::string& path, bool read_only) {
-    using R = Expected<std::unique_ptr<Store>>;
+  // One set of options for opening and repairing. A damaged write-ahead log is an error at opening, never
+  // a silent cut: only a record torn by a crash in the middle of its write (the last one) is dropped.
+  static rocksdb::Options options() {
     rocksdb::Options o;
     o.create_if_missing = true;
     o.create_missing_column_families = true;
     o.IncreaseParallelism(2);
+    o.paranoid_checks = true;
+    o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    return o;
+  }
+
+  static std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o) {
     std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
     for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
       cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+    return cfs;
+  }
+
+  static Expected<std::unique_ptr<Store>> open(const std::string& path, bool read_only) {
+    using R = Expected<std::unique_ptr<Store>>;
+    const rocksdb::Options o = options();
+    const auto cfs = families(o);
+    if (read_only && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
+      const bool folder = std::filesystem::is_directory(path);
+      return R::failure(
+          Errc::not_found,
+          "store " + path + ": " +
+              (folder ? "not a kevolve store (no CURRENT file in the folder; a damaged store? try "
+                        "`kevolve store repair " +
+                            path + "`)"
+                      : "no such store (a folder made by `kevolve run`; the [store] path of its config)"));
+    }
     if (!read_only) {
       std::error_code ec;
       std::filesystem::create_directories(
           std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
     }
     auto s = std::make_unique<RocksStore>();
+    s->path_ = path;
     rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
                                    : rocksdb::DB::Open(o, path, cfs, &s->handles_, &s->db_);
     if (!st.ok()) {
       s->db_ = nullptr;
       s->handles_.clear();
       const bool locked = st.ToString().find("lock") != std::string::npos;
+      if (st.IsCorruption())
+        return R::failure(Errc::corrupt, "store " + path + " is damaged: " + st.ToString() +
+                                             " (nothing was changed; `kevolve store repair " + path +
+                                             "` recovers what can be read and reports what was lost)");
       return R::failure(
           locked ? Errc::busy : Errc::io,
-          "store " + path + ": " + st.ToString() +
-              (st.ToString().find("lock") != std::string::npos ? " (is another kevolve run using this store?)" : ""));
+          "store " + path + ": " + st.ToString() + (locked ? " (is another kevolve run using this store?)" : ""));
     }
     return R(std::unique_ptr<Store>(std::move(s)));
   }
 
   Status write(const StoreBatch& b) override {
+    if (Status room = enough_room(); !room.ok()) return room;
     rocksdb::WriteBatch wb;
     for (auto& s : b.searches) wb.Put(cf(1), s.id, encode_search(s));
     for (auto& e : b.nodes) wb.Put(cf(2), node_key(e.search, e.node.id), encode_node(e.node));
@@ -204,7 +234,21 @@ class RocksStore : public Store {
   }
 
  private:
+  // Writes stop, with a message, before the disk is full: RocksDB may abort on a failed write, and a
+  // batch refused here leaves the store as it was (the same command resumes once space is freed).
+  Status enough_room() const {
+    std::error_code ec;
+    const auto space = std::filesystem::space(path_, ec);
+    if (ec) return Status::success();  // no figure: RocksDB's own errors decide
+    const uint64_t need = min_free_bytes();
+    if (space.available >= need) return Status::success();
+    return Status::failure(Errc::io, "store " + path_ + ": only " + std::to_string(space.available >> 20) +
+                                         " MiB free on its disk, below the " + std::to_string(need >> 20) +
+                                         " MiB kept in reserve; free space, then run the same command to resume");
+  }
+
   rocksdb::ColumnFamilyHandle* cf(size_t i) { return handles_[i]; }
+  std::string path_;
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
@@ -213,6 +257,20 @@ class RocksStore : public Store {
 
 Expected<std::unique_ptr<Store>> Store::open(const std::string& path, bool read_only) {
   return RocksStore::open(path, read_only);
+}
+
+uint64_t min_free_bytes() {
+  if (const char* v = std::getenv("KEVOLVE_STORE_MIN_FREE_MB"); v && *v) return std::strtoull(v, nullptr, 10) << 20;
+  return uint64_t{64} << 20;
+}
+
+Status repair_store(const std::string& path) {
+  if (!std::filesystem::is_directory(path))
+    return Status::failure(Errc::not_found, "store " + path + ": no such folder");
+  const rocksdb::Options o = RocksStore::options();
+  auto st = rocksdb::RepairDB(path, o, RocksStore::families(o));
+  if (!st.ok()) return Status::failure(Errc::io, "repair of " + path + ": " + st.ToString());
+  return Status::success();
 }
 
 }  // namespace kevolve

@@ -44,6 +44,14 @@ class Store {
   virtual StoreCheck verify() = 0;
 };
 
+// Bytes that must stay free on the store's disk: a write that would go below is refused with Errc::io
+// (64 MiB; KEVOLVE_STORE_MIN_FREE_MB overrides, e.g. to rehearse a full disk).
+uint64_t min_free_bytes();
+
+// RocksDB's repair of the store at `path`, in place: every table file that can be read is kept, damaged
+// blocks and a damaged write-ahead log are dropped. Callers verify() afterwards to see what is left.
+Status repair_store(const std::string& path);
+
 // Record encodings (also used when records cross processes).
 std::string encode_node(const NodeRecord& n);
 bool decode_node(const std::string& s, NodeRecord& n);

@@ -87,6 +87,34 @@ class Loader {
     return out;
   }
 
+  // Every tensor at every shape binding: an element count that fits (no overflow) and at most
+  // kMaxElements, so that a typo (2^63 - 1, an extra zero) is named here, not by the allocator later.
+  void check_sizes(const ProblemSpec& p) const {
+    constexpr double kMaxElements = double(int64_t{1} << 36);  // 64 Gi elements: 256 GB of float32
+    std::vector<std::pair<std::string, const ShapeBinding*>> bindings{{"shapes.bench", &p.bench}};
+    if (!p.bench_cuda.empty()) bindings.emplace_back("shapes.bench_cuda", &p.bench_cuda);
+    for (size_t i = 0; i < p.verify.size(); ++i)
+      bindings.emplace_back("shapes.verify[" + std::to_string(i) + "]", &p.verify[i]);
+    for (const auto& [where, b] : bindings)
+      for (const auto* list : {&p.inputs, &p.outputs})
+        for (const auto& t : *list) {
+          double elements = 1;
+          for (const auto& dim : t.shape) {
+            if (dim == "*") continue;
+            std::string err;
+            const auto v = eval_expr(dim, *b, err);
+            if (v) elements *= *v;
+          }
+          if (elements > kMaxElements) {
+            std::ostringstream os;
+            os << "tensor '" << t.name << "' has " << elements
+               << " elements at this size (at most 2^36 = " << (int64_t{1} << 36) << " are allowed; "
+               << elements * dtype_size(t.dtype) / 1e9 << " GB)";
+            fail(where, os.str());
+          }
+        }
+  }
+
   ShapeBinding binding(const toml::table& t, const std::string& where) const {
     ShapeBinding b;
     for (auto&& [k, v] : t) {
@@ -243,6 +271,7 @@ class Loader {
       std::string err;
       if (!eval_expr(*e, p.bench, err)) fail(key, "'" + *e + "': " + err);
     }
+    check_sizes(p);
     return p;
   }
 

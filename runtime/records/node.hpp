@@ -45,6 +45,7 @@ struct SearchRecord {
   std::string rng_state;    // the strategy's random-number state after the last proposal
   bool finished = false;
   std::string stop_reason;
+  bool submitted = false;  // started by a console submission on a node: resumed when that node restarts
 };
 
 }  // namespace kevolve

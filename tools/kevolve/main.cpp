@@ -1,6 +1,8 @@
 // kevolve — finds fast, verified compute kernels. This is the command-line entry point.
 // Run `kevolve --help` for the subcommands.
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
 
 #include "tools/kevolve/commands/bench_command.hpp"
 #include "tools/kevolve/commands/eval_command.hpp"
@@ -28,6 +30,19 @@ int main(int argc, char** argv) {
   kevolve::cli::add_export_command(app, exit_code);
   kevolve::cli::add_suite_command(app, exit_code);
   kevolve::cli::add_store_command(app, exit_code);
+  // A first word that is no command: say so, and list the commands (CLI11 would only ask for "a subcommand").
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known |= sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "kevolve: unknown command '" << argv[1] << "' (commands: " << names << "; kevolve --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

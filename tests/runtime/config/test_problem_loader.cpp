@@ -120,6 +120,21 @@ TEST_CASE("spec errors name the file, the key and what was expected", "[spec]") 
   CHECK(e.find("TOML syntax error") != std::string::npos);
 }
 
+TEST_CASE("a size too large for any device is named at load, with its element count, not left to the allocator",
+          "[spec]") {
+  // 2^63 - 1 rows (an overflow of the element count) and a plausible typo (2^40 elements) are both refused.
+  auto e = error_of(replace(kGood, "[shapes.bench]\nR = 8", "[shapes.bench]\nR = 9223372036854775807"));
+  CHECK(e.find("shapes.bench") != std::string::npos);
+  CHECK(e.find("tensor 'x'") != std::string::npos);
+  CHECK(e.find("at most 2^36") != std::string::npos);
+  e = error_of(replace(kGood, "[[shapes.verify]]\nR = 7\nC = 9", "[[shapes.verify]]\nR = 1048576\nC = 1048576"));
+  CHECK(e.find("shapes.verify[1]") != std::string::npos);
+  CHECK(e.find("1.09951e+12 elements") != std::string::npos);
+  // The largest sizes KernelBench ships (6.4 GB per tensor) load.
+  CHECK(
+      load_problem(write_spec(replace(kGood, "[shapes.bench]\nR = 8\nC = 8", "[shapes.bench]\nR = 4096\nC = 393216"))));
+}
+
 TEST_CASE("problems are found by name under the problem folders", "[spec]") {
   auto p = find_problem("gelu", {std::string(KEVOLVE_SOURCE_DIR) + "/problems"});
   REQUIRE(p);

@@ -9,14 +9,15 @@ namespace kevolve::cli {
 
 namespace {
 
-int verify_store(const std::string& path) {
+// Prints what verify() finds; 0 when clean, 1 when problems were found, 2 when the store cannot be opened.
+int report_check(const char* command, const std::string& path) {
   if (!std::filesystem::is_directory(path)) {
-    std::cerr << "kevolve store verify: " << path << ": no such store (a folder made by kevolve run)\n";
+    std::cerr << "kevolve store " << command << ": " << path << ": no such store (a folder made by kevolve run)\n";
     return 2;
   }
   auto store = Store::open(path, /*read_only=*/true);
   if (!store) {
-    std::cerr << "kevolve store verify: " << store.error() << "\n";
+    std::cerr << "kevolve store " << command << ": " << store.error() << "\n";
     return 2;
   }
   const StoreCheck c = (*store)->verify();
@@ -30,16 +31,49 @@ int verify_store(const std::string& path) {
   return 1;
 }
 
+int verify_store(const std::string& path) { return report_check("verify", path); }
+
+int repair_store(const std::string& path) {
+  if (!std::filesystem::is_directory(path)) {
+    std::cerr << "kevolve store repair: " << path << ": no such store (a folder made by kevolve run)\n";
+    return 2;
+  }
+  int64_t nodes_before = -1;
+  if (auto before = Store::open(path, /*read_only=*/true)) nodes_before = (*before)->verify().nodes;
+  if (Status st = kevolve::repair_store(path); !st.ok()) {
+    std::cerr << "kevolve store repair: " << st.message << "\n";
+    return 2;
+  }
+  std::cout << "repaired " << path << " in place (damaged blocks and a damaged write-ahead log dropped)\n";
+  const int rc = report_check("repair", path);
+  if (auto after = Store::open(path, /*read_only=*/true)) {
+    const int64_t nodes_after = (*after)->verify().nodes;
+    if (nodes_before >= 0 && nodes_after < nodes_before)
+      std::cout << (nodes_before - nodes_after) << " node record(s) lost (" << nodes_before << " readable before, "
+                << nodes_after << " now)\n";
+    else if (nodes_before < 0)
+      std::cout << nodes_after << " node record(s) readable now (the store could not be opened before the repair)\n";
+  }
+  std::cout << "a search resumed from this store evaluates again the candidates whose records were lost\n";
+  return rc;
+}
+
 }  // namespace
 
 void add_store_command(CLI::App& app, int& exit_code) {
-  auto* store = app.add_subcommand("store", "Check a search store");
+  auto* store = app.add_subcommand("store", "Check or repair a search store");
   store->require_subcommand(1);
   auto* verify = store->add_subcommand(
       "verify", "Read the whole store: table checksums and every record; exit 1 naming each problem found");
   static std::string path;
   verify->add_option("store", path, "The store's folder (the [store] path of a search config)")->required();
   verify->callback([&exit_code] { exit_code = verify_store(path); });
+  auto* repair =
+      store->add_subcommand("repair",
+                            "Repair a damaged store in place (RocksDB's repair: what can be read is kept), then "
+                            "verify it and say how many node records were lost; copy the folder aside first");
+  repair->add_option("store", path, "The store's folder")->required();
+  repair->callback([&exit_code] { exit_code = repair_store(path); });
 }
 
 }  // namespace kevolve::cli
