@@ -47,6 +47,8 @@ struct RegistryState {
   std::map<std::string, caf::actor> by_id;
   std::map<std::string, SearchStatus> statuses;  // as last asked (every second)
   caf::actor engine;                             // takes the console's submissions
+  std::vector<caf::actor> owners;                // the evaluators that registered devices (told when the node ends)
+  bool closing = false;                          // the evaluators were told the node has finished
   std::set<std::string> pins_warned;             // "search|class" whose jobs found no device of that class
   uint64_t next_token = 1;
   int64_t dispatched = 0, requeued = 0;
@@ -214,14 +216,33 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
     for (auto& d : st.devices)
       if (d.alive && d.hdl.address() == m.source) {
         d.alive = false;
-        std::cerr << "kevolve node: device " << d.info.host << ":" << d.info.pid << "/" << d.info.index << " left ("
-                  << self->system().render(m.reason) << ")\n";
+        if (!st.closing)  // after the node told its evaluators it has finished, their leaving is expected
+          std::cerr << "kevolve node: device " << d.info.host << ":" << d.info.pid << "/" << d.info.index << " left ("
+                    << self->system().render(m.reason) << ")\n";
         requeue(self, d, "its evaluator went away");
       }
     dispatch(self);
   });
   // The live search's status, for the console (the search answers within its own loop).
   self->delayed_send(self, std::chrono::seconds(1), atoms::tick_atom::value);
+  // The node ends on purpose (its searches finished, or it was stopped): each evaluator is asked to leave,
+  // and the registry waits for their answers (at most 2 s) before it stops, so that the request is not lost
+  // when the node's network layer closes. An evaluator that does not answer reconnects until its own limit.
+  self->set_exit_handler([self](caf::exit_msg& m) {
+    auto& st = self->state;
+    if (st.closing) return;  // asked already; the answers (or their time-outs) end it
+    if (st.owners.empty() || m.reason != caf::exit_reason::user_shutdown) return self->quit(m.reason);
+    std::cerr << "kevolve node: telling " << st.owners.size() << " evaluator(s) that the node has finished\n";
+    st.closing = true;
+    auto pending = std::make_shared<size_t>(st.owners.size());
+    auto answered = [self, pending] {
+      if (--*pending == 0) self->quit(caf::exit_reason::user_shutdown);
+    };
+    for (auto& owner : st.owners)
+      self->request(owner, std::chrono::seconds(2), atoms::control_atom::value, std::string("finished"))
+          .then([answered](const std::string&) { answered(); }, [answered](caf::error&) { answered(); });
+    st.owners.clear();
+  });
   return {
       [self](atoms::spec_atom, const std::string& problem, const std::string& blob) {
         self->state.specs[problem] = blob;
@@ -253,6 +274,8 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         account(st);
         for (auto& known : st.devices)
           if (known.alive && known.hdl == hdl) return {};  // registered again after a lost answer: keep the one entry
+        if (auto owner = caf::actor_cast<caf::actor>(self->current_sender()))
+          if (std::find(st.owners.begin(), st.owners.end(), owner) == st.owners.end()) st.owners.push_back(owner);
         Device d;
         d.hdl = hdl;
         d.info = info;

@@ -67,7 +67,20 @@ void run_evaluator(const EvaluatorOptions& o) {
     backoff = std::min(30.0, backoff * 2);
   };
   int code = 0;
+  // Since when no node has been joined (reset on every successful registration).
+  auto alone_since = std::chrono::steady_clock::now();
+  auto waited_too_long = [&] {
+    if (o.stay || o.wait_for_node_s <= 0) return false;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - alone_since).count();
+    return s >= o.wait_for_node_s;
+  };
   while (!stopping(o)) {
+    if (waited_too_long()) {
+      std::cerr << "kevolve evaluator: no coordinator at " << o.host << ":" << o.port << " for " << o.wait_for_node_s
+                << " s; leaving (--wait-for-node sets how long, --stay waits for ever)\n";
+      code = 4;
+      break;
+    }
     JoinError why;
     auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, tls);
     if (!registry) {
@@ -110,14 +123,27 @@ void run_evaluator(const EvaluatorOptions& o) {
               << o.port << "\n";
     backoff = 1;
     self->monitor(*registry);
-    bool lost = false;
+    bool lost = false, finished = false;
     while (!lost && !stopping(o))
       self->receive(
           [&](caf::down_msg& m) {
-            std::cerr << "kevolve evaluator: lost the coordinator (" << sys.render(m.reason) << "); reconnecting\n";
             lost = true;
+            // The node says when it ends on purpose (above); a cut connection or a killed node reads as
+            // unreachable, and the evaluator reconnects.
+            if (finished) return;  // told already
+            std::cerr << "kevolve evaluator: lost the coordinator (" << sys.render(m.reason) << "); reconnecting\n";
+          },
+          [&](atoms::control_atom, const std::string& what) -> std::string {
+            if (what != "finished") return "unknown";
+            finished = lost = true;
+            std::cerr << "kevolve evaluator: the node has finished"
+                      << (o.stay ? "; waiting for the next one (--stay)\n"
+                                 : "; leaving (--stay waits for the next one)\n");
+            return "leaving";  // the node waits for this answer before it stops
           },
           caf::after(std::chrono::milliseconds(200)) >> [] {});
+    alone_since = std::chrono::steady_clock::now();
+    if (finished && !o.stay) break;
   }
   for (auto& d : devices) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   // CAF keeps devices that were ever sent to a remote node in its actor registry, so the actor system's

@@ -19,9 +19,14 @@ struct EvaluatorOptions {
   double heartbeat_s = 1;
   std::string tls_cert, tls_key, tls_ca;    // TLS: all three, or none
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler
+  // Leaving: when the node says it has finished (its registry stopped normally), and after this many
+  // seconds without a node to join (0: never). `stay` keeps waiting for the next node in both cases.
+  bool stay = false;
+  double wait_for_node_s = 600;
 };
 
-// Serves until stopped or refused, then ends the process: exit code 0 when stopped, 3 when refused.
+// Serves until stopped, refused, told the node finished, or left without a node, then ends the process:
+// exit code 0 when stopped or the node finished, 3 when refused, 4 when no node came within wait_for_node_s.
 [[noreturn]] void run_evaluator(const EvaluatorOptions& o);
 
 }  // namespace kevolve::cluster

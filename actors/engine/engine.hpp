@@ -25,6 +25,7 @@ struct PreparedSearch {
   RunConfig config;
   ProblemSpec spec;
   std::shared_ptr<Operator> op;
+  bool submitted = false;  // a console submission being resumed after the node restarted
 };
 
 // `kevolve node`: the search's devices are evaluators in other processes that join over the network.

@@ -66,8 +66,9 @@ void start_search(Self self, LoadedSearch loaded, std::shared_ptr<Operator> op, 
   self->state.runs.push_back(std::move(r));
 }
 
-// A node's further search (at start, or submitted from the console): "started ..." or "error: ...".
-std::string add_search(Self self, PreparedSearch p) {
+// A node's further search (at start, or submitted from the console: `submitted`, recorded so that a
+// restarted node resumes it): "started ..." or "error: ...".
+std::string add_search(Self self, PreparedSearch p, bool submitted) {
   auto& st = self->state;
   p.config.store = st.sh.store_path;
   if (p.config.backend != st.sh.backend)
@@ -82,6 +83,7 @@ std::string add_search(Self self, PreparedSearch p) {
     return "error: search " + p.config.search_id + " is finished in this node's store (" + l->setup.record.stop_reason +
            ")";
   const std::string what = "search " + p.config.search_id + " on " + p.spec.name + " (" + p.config.backend + ")";
+  l->setup.record.submitted = l->setup.record.submitted || submitted;
   start_search(self, std::move(*l), p.op, false);
   return "started " + what;
 }
@@ -202,7 +204,7 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
   }
   if (start.first) start_search(self, std::move(*start.first), start.first_op, true);
   if (cl)
-    for (auto& p : cl->more) std::cerr << "kevolve node: " << add_search(self, p) << "\n";
+    for (auto& p : cl->more) std::cerr << "kevolve node: " << add_search(self, p, p.submitted) << "\n";
   self->send(self, atoms::tick_atom::value);
   if (st.runs.empty() && !(cl && cl->stay)) close(self);  // nothing to run (cannot happen for `kevolve run`)
   return {
@@ -213,7 +215,7 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
         if (!cl || !cl->prepare) return "error: this node cannot prepare searches";
         auto p = cl->prepare(path);
         if (!p) return "error: " + path + ": " + p.error();
-        std::string r = add_search(self, std::move(*p));
+        std::string r = add_search(self, std::move(*p), true);
         std::cerr << "kevolve node: submit " << path << ": " << r << "\n";
         return r;
       },

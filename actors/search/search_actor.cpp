@@ -18,6 +18,7 @@ struct SearchState {
   std::unique_ptr<Strategy> strategy;
   Rng rng;
   Clock::time_point started;
+  int64_t scored_at_start = 0;  // restored from the store: not this process's work, not in its rate
   int64_t since_best = 0;
   double best = 0;
   int64_t in_flight = 0;  // dispatched to node actors, not yet scored
@@ -64,7 +65,7 @@ SearchStatus status(const SearchState& st) {
     r.best_fitness = st.graph.find(*b)->fitness;
   }
   const double t = std::chrono::duration<double>(Clock::now() - st.started).count();
-  r.rate = t > 0 ? static_cast<double>(r.evaluated) / t : 0;
+  r.rate = t > 0 ? static_cast<double>(r.evaluated - st.scored_at_start) / t : 0;  // this process's work only
   r.finished = st.finished;
   r.stop_reason = st.stop_reason;
   r.save_error = st.save_error;
@@ -310,6 +311,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
     st.graph.upsert(n);
     st.known_unsent.push_back(n.id);
   }
+  st.scored_at_start = static_cast<int64_t>(st.graph.scored());
   st.strategy->init(st.graph);
   for (auto& [id, n] : st.graph.nodes())
     if (n.correct() && n.fitness > st.best) st.best = n.fitness;

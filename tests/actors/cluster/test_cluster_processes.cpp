@@ -180,8 +180,24 @@ TEST_CASE("cancel from the console ends the node's search, recorded as finished"
   REQUIRE(rec);
   CHECK(rec->finished);
   CHECK(rec->stop_reason == "cancelled from the console");
-  kill(ev, SIGTERM);
-  CHECK(wait_exit(ev, 30) == 0);
+  // The evaluator leaves by itself once its node has finished, and says why.
+  const int ev_rc = wait_exit(ev, 30);
+  INFO(slurp(t.path + "/ev.log"));
+  CHECK(ev_rc == 0);
+  CHECK(slurp(t.path + "/ev.log").find("the node has finished; leaving") != std::string::npos);
+}
+
+TEST_CASE("an evaluator without a node leaves after --wait-for-node seconds and says why", "[cluster]") {
+  TempDir t;
+  const uint16_t port = free_port();  // nobody listens there
+  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", "127.0.0.1:" + std::to_string(port), "--backend",
+                          "null", "--wait-for-node", "2"},
+                         t.path + "/ev.log");
+  const int rc = wait_exit(ev, 60);
+  const std::string log = slurp(t.path + "/ev.log");
+  INFO(log);
+  CHECK(rc == 4);
+  CHECK(log.find("no coordinator at 127.0.0.1:" + std::to_string(port) + " for 2 s; leaving") != std::string::npos);
 }
 
 TEST_CASE("an evaluator whose build target differs from the node's rebuilds each candidate from source", "[cluster]") {
@@ -334,6 +350,51 @@ TEST_CASE("a node runs the searches its config lists and one submitted from the 
   CHECK(fs::exists(t.path + "/out/first/report.json"));
   CHECK(fs::exists(t.path + "/out/second/report.json"));
   CHECK(fs::exists(t.path + "/out/third/report.json"));
+}
+
+TEST_CASE("a search submitted from the console is resumed when the node is killed and started again", "[cluster]") {
+  TempDir t;
+  const uint16_t port = free_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config = write_config(t.path, 100000, port);
+  std::ofstream(t.path + "/third.toml") << "[search]\nproblem = \"softmax_rows\"\nid = \"third\"\nbackend = \"null\"\n"
+                                        << "operator = \"null\"\nmax_in_flight = 4\n\n[budget]\nevaluations = 60\n";
+  const std::string node_log = t.path + "/node.log";
+  const std::vector<std::string> node_cmd = {bin("kevolve"), "node", "--config", config, "--out", t.path + "/out"};
+  pid_t node = spawn(node_cmd, node_log);
+  REQUIRE(wait_for([&] { return slurp(node_log).find("listening on " + address) != std::string::npos; }, 30));
+  const pid_t ev = spawn(
+      {bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2", "--null-delay-ms", "40"},
+      t.path + "/ev.log");
+  REQUIRE(wait_for([&] { return evaluated(t.path, address) >= 5; }, 60));
+  auto [rc, out] = console(t.path, address, {"submit", t.path + "/third.toml"});
+  REQUIRE(rc == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  kill(node, SIGKILL);
+  waitpid(node, nullptr, 0);
+
+  const std::string node_log2 = t.path + "/node2.log";
+  node = spawn(node_cmd, node_log2);
+  REQUIRE(wait_for([&] { return slurp(node_log2).find("listening on " + address) != std::string::npos; }, 30));
+  CHECK(slurp(node_log2).find("resuming search third, submitted from the console before the restart") !=
+        std::string::npos);
+  // The node's own search would run for ever: cancel it; the node ends once the resumed search has its budget.
+  auto [crc, cout_] = console(t.path, address, {"cancel", "cluster-test"});
+  CHECK(crc == 0);
+  REQUIRE(wait_exit(node, 120) == 0);
+  INFO(slurp(node_log2));
+  auto st = Store::open(t.path + "/store", true);
+  REQUIRE(st);
+  auto rec = (*st)->search("third");
+  REQUIRE(rec);
+  CHECK(rec->submitted);
+  CHECK(rec->finished);
+  size_t scored = 0;
+  for (auto& n : (*st)->nodes("third")) scored += n.scored();
+  CHECK(scored == 60);
+  const int ev_rc = wait_exit(ev, 30);
+  INFO(slurp(t.path + "/ev.log"));
+  CHECK(ev_rc == 0);  // told the node finished, it left by itself
 }
 
 TEST_CASE("evaluators of two device classes: fitness is kept per class, and a search pinned to a class runs only there",

@@ -215,6 +215,39 @@ CAF_TEST(a search evaluates its budget and pushes its progress and ends with its
   CAF_CHECK_EQUAL(scored, 6u);
 }
 
+CAF_TEST(a resumed search counts its restored nodes in evaluated and only the work of this run in its rate) {
+  auto st = store();
+  SearchRig rig;
+  SearchSetup setup = search_setup(sys, rig, st, 8);
+  for (uint64_t id = 1; id <= 6; ++id) {  // six nodes scored by an earlier run
+    NodeRecord n;
+    n.id = id;
+    n.op = Operation::seed;
+    n.state = NodeState::scored;
+    n.status = EvalStatus::ok;
+    n.fitness = 1.0;
+    setup.nodes.push_back(n);
+  }
+  setup.record.next_node = 7;
+  auto search = spawn_search_actor(sys, std::move(setup));
+  // Paused before anything new is scored: the pause pushes a status with the six restored nodes only.
+  caf::anon_send(search, atoms::control_atom::value, std::string("pause"));
+  sched.run_once();
+  caf::anon_send(search, atoms::control_atom::value, std::string("resume"));
+  run_until([&] { return finished(rig); });
+  CAF_REQUIRE(finished(rig));
+  CAF_CHECK_EQUAL(rig.pushes->back().evaluated, 8);
+  // The rate is the nodes this run scored over its own time: before it scored anything it is 0, whatever
+  // the six restored nodes (counted, they would make it 6 / a few microseconds).
+  size_t before_any = 0;
+  for (auto& p : *rig.pushes)
+    if (p.evaluated == 6) {
+      ++before_any;
+      CAF_CHECK_EQUAL(p.rate, 0.0);
+    }
+  CAF_CHECK(before_any > 0);
+}
+
 CAF_TEST(a search whose store refuses writes stops before evaluating and says its end was not saved) {
   auto st = store(/*read_only=*/true);
   SearchRig rig;

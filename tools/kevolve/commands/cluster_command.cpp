@@ -12,6 +12,7 @@
 #include "tools/kevolve/commands/run_command.hpp"
 #include "runtime/core/host_port.hpp"
 #include "runtime/config/run_config.hpp"
+#include "storage/store.hpp"
 
 namespace kevolve::cli {
 namespace {
@@ -26,6 +27,32 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 void on_stop(int) { g_stop = true; }
+
+// The store's unfinished searches that a console submitted to this node, made ready again from the config
+// text they were started with (none when the store does not exist yet). One that cannot be prepared is named
+// on stderr and left as it is.
+std::vector<PreparedSearch> submitted_searches(const RunConfig& node_config, const std::string& store_override,
+                                               const std::vector<PreparedSearch>& already) {
+  std::vector<PreparedSearch> out;
+  const std::string path = store_override.empty() ? node_config.store : store_override;
+  auto st = Store::open(path, /*read_only=*/true);
+  if (!st) return out;
+  for (const SearchRecord& r : (*st)->searches()) {
+    if (!r.submitted || r.finished || r.id == node_config.search_id) continue;
+    bool listed = false;
+    for (auto& p : already) listed |= p.config.search_id == r.id;
+    if (listed) continue;
+    auto p = prepare_search_text(r.config_text, "search " + r.id + " (submitted from the console)", store_override);
+    if (!p) {
+      std::cerr << "kevolve node: cannot resume the submitted search " << r.id << ": " << p.error() << "\n";
+      continue;
+    }
+    p->submitted = true;
+    std::cerr << "kevolve node: resuming search " << r.id << ", submitted from the console before the restart\n";
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
 
 int node(const std::string& config, const std::string& out, const std::string& store) {
   auto cfg = load_run_config(config);
@@ -60,6 +87,8 @@ int node(const std::string& config, const std::string& out, const std::string& s
     }
     c.more.push_back(std::move(*p));
   }
+  // Searches submitted from the console before the node stopped, unfinished: resumed from their stored config.
+  for (auto& p : submitted_searches(*cfg, store, c.more)) c.more.push_back(std::move(p));
   c.prepare = [store](const std::string& path) { return prepare_search(path, store); };
   // Further searches write their reports beside the first one's: <folder of --out>/<search id>.
   const std::filesystem::path out_parent = std::filesystem::path(out).parent_path();
@@ -125,9 +154,15 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   e->add_option("--tls-key", o->tls_key, "TLS: its private key (PEM)")->check(CLI::ExistingFile);
   e->add_option("--tls-ca", o->tls_ca, "TLS: the CA file that signed the node's certificate")->check(CLI::ExistingFile);
+  e->add_flag("--stay", o->stay, "Keep waiting for a node when the node finishes or none answers");
+  e->add_option("--wait-for-node", o->wait_for_node_s,
+                "Seconds without a node to join after which the evaluator leaves (exit 4); 0: never")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   e->footer(
-      "Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; a wrong secret ends it (exit "
-      "3).");
+      "Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; leaves (exit 0) when the node "
+      "says it has finished, unless --stay; leaves (exit 4) after --wait-for-node seconds without a node; a wrong "
+      "secret ends it (exit 3).");
   e->callback([=, &exit_code] {
     auto addr = parse_host_port(*join);
     if (!addr) {

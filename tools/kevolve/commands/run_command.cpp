@@ -140,10 +140,21 @@ int report(const RunConfig& c, const ProblemSpec& spec, const std::string& out) 
 }  // namespace
 
 Expected<PreparedSearch> prepare_search(const std::string& config_path, const std::string& store_override) {
-  using R = Expected<PreparedSearch>;
   auto cfg = load_run_config(config_path);
-  if (!cfg) return R::failure(cfg.error());
-  RunConfig c = *cfg;
+  if (!cfg) return Expected<PreparedSearch>::failure(cfg.error());
+  return prepare_config(*cfg, config_path, store_override);
+}
+
+Expected<PreparedSearch> prepare_search_text(const std::string& text, const std::string& origin,
+                                             const std::string& store_override) {
+  auto cfg = parse_run_config(text, origin);
+  if (!cfg) return Expected<PreparedSearch>::failure(cfg.error());
+  return prepare_config(*cfg, origin, store_override);
+}
+
+Expected<PreparedSearch> prepare_config(RunConfig c, const std::string& config_path,
+                                        const std::string& store_override) {
+  using R = Expected<PreparedSearch>;
   if (!store_override.empty()) c.store = store_override;
   c.hardware = resolve_hardware(c.backend, c.hardware);
   auto spec = resolve_problem(c.problem, {});

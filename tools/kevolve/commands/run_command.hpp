@@ -14,6 +14,11 @@ namespace kevolve::cli {
 // A config file made ready to run: the config (with `store_override` when given), its problem and its
 // operator. Errors name the file and the key.
 Expected<PreparedSearch> prepare_search(const std::string& config_path, const std::string& store_override);
+// The same from a config's text (a stored search's config_text; `origin` names it in errors), and from a
+// config already loaded.
+Expected<PreparedSearch> prepare_search_text(const std::string& text, const std::string& origin,
+                                             const std::string& store_override);
+Expected<PreparedSearch> prepare_config(RunConfig c, const std::string& config_path, const std::string& store_override);
 
 // Re-times the best candidates (config's retime_top) and writes report.json, report.html and best/ to `out`;
 // prints the summary lines. Returns the exit code.
