@@ -46,13 +46,13 @@ void encode(wire::Writer& w, const Batch& b) {
 
 void decode(wire::Reader& r, Batch& b) {
   b.flags = r.u32();
-  b.params.resize(r.u32());
+  b.params.resize(r.count());
   for (auto& p : b.params) p = r.f64();
-  b.calls.resize(r.u32());
+  b.calls.resize(r.count());
   for (auto& c : b.calls) {
-    c.inputs.resize(r.u32());
+    c.inputs.resize(r.count());
     for (auto& t : c.inputs) get(r, t);
-    c.outputs.resize(r.u32());
+    c.outputs.resize(r.count());
     for (auto& t : c.outputs) get(r, t);
   }
 }
@@ -67,7 +67,7 @@ void encode(wire::Writer& w, const std::vector<CallOutcome>& v) {
 }
 
 void decode(wire::Reader& r, std::vector<CallOutcome>& v) {
-  v.resize(r.u32());
+  v.resize(r.count());
   for (auto& o : v) {
     o.rc = static_cast<int32_t>(r.u32());
     o.ns = r.i64();

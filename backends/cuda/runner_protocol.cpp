@@ -88,13 +88,13 @@ void encode(wire::Writer& w, const Batch& b) {
 }
 void decode(wire::Reader& r, Batch& b) {
   b.flags = r.u32();
-  b.params.resize(r.u32());
+  b.params.resize(r.count());
   for (auto& p : b.params) p = r.f64();
-  b.calls.resize(r.u32());
+  b.calls.resize(r.count());
   for (auto& c : b.calls) {
-    c.inputs.resize(r.u32());
+    c.inputs.resize(r.count());
     for (auto& t : c.inputs) get(r, t);
-    c.outputs.resize(r.u32());
+    c.outputs.resize(r.count());
     for (auto& t : c.outputs) get(r, t);
     for (int i = 0; i < 3; ++i) {
       c.launch.grid[i] = r.i64();
@@ -115,7 +115,7 @@ void encode(wire::Writer& w, const BatchReply& b) {
   w.u32(b.fatal);
 }
 void decode(wire::Reader& r, BatchReply& b) {
-  b.calls.resize(r.u32());
+  b.calls.resize(r.count());
   for (auto& o : b.calls) {
     o.rc = static_cast<int32_t>(r.u32());
     o.ns = r.i64();

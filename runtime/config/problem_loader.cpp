@@ -1,6 +1,7 @@
 #include "runtime/config/problem_loader.hpp"
 
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -63,7 +64,10 @@ class Loader {
 
   double number(const toml::node* node, const std::string& key) const {
     if (!node || !(node->is_floating_point() || node->is_integer())) fail(key, "expected a number");
-    return node->is_integer() ? static_cast<double>(*node->value<int64_t>()) : *node->value<double>();
+    const double v = node->is_integer() ? static_cast<double>(*node->value<int64_t>()) : *node->value<double>();
+    if (!std::isfinite(v))
+      fail(key, "expected a finite number (got " + std::string(std::isnan(v) ? "nan" : "inf") + ")");
+    return v;
   }
 
   DType dtype(const toml::table& t, const std::string& where) const {
@@ -152,7 +156,8 @@ class Loader {
         if (!t.is_string()) fail("tags", "expected an array of strings");
         p.tags.push_back(*t.value<std::string>());
       }
-    if (!p.naive.empty() && !fs::exists(fs::path(p.dir) / p.naive))
+    std::error_code ec;  // a name the file system refuses (too long, ...) is a file that does not exist
+    if (!p.naive.empty() && !fs::exists(fs::path(p.dir) / p.naive, ec))
       fail("naive", "file '" + p.naive + "' does not exist next to the spec");
 
     if (auto params = root.get("params")) {
@@ -317,7 +322,8 @@ class Loader {
 }  // namespace
 
 Expected<ProblemSpec> load_problem(const std::string& path) {
-  if (!fs::exists(path)) return Expected<ProblemSpec>::failure(path + ": no such file");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Expected<ProblemSpec>::failure(path + ": no such file");
   try {
     return Loader(path).load();
   } catch (const SpecError& e) { return Expected<ProblemSpec>::failure(e.text); }

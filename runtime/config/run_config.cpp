@@ -54,7 +54,7 @@ class Reader {
       v = *node.value<double>();
     const std::string k = std::string(sec) + "." + key;
     if (!v) fail(k, "expected a number");
-    if (*v < lo || *v > hi) {
+    if (!(*v >= lo && *v <= hi)) {  // nan is refused too
       std::ostringstream os;
       os << "expected a number from " << lo << " to " << hi << " (got " << *v << ")";
       fail(k, os.str());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cmath>
 
 namespace kevolve {
@@ -40,9 +42,14 @@ struct Parser {
       return true;
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
-      size_t used = 0;
-      v = std::stod(s.substr(i), &used);
-      i += used;
+      const char* start = s.c_str() + i;  // strtod, not stod: "." and "1e999" are errors here, not exceptions
+      char* end = nullptr;
+      errno = 0;
+      v = std::strtod(start, &end);
+      if (end == start) return fail("expected a number at '" + s.substr(i, 20) + "'");
+      if (errno == ERANGE && std::isinf(v))
+        return fail("number out of range: '" + std::string(start, static_cast<const char*>(end)) + "'");
+      i += static_cast<size_t>(end - start);
       return true;
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {

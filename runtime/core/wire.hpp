@@ -63,6 +63,13 @@ class Reader {
     std::memcpy(p, b_.data() + pos_, n);
     pos_ += n;
   }
+  // A container's element count. Every element takes at least `min_bytes` bytes, so a count the rest of
+  // the message cannot hold is a DecodeError — a damaged count never allocates what the bytes cannot fill.
+  uint32_t count(size_t min_bytes = 1) {
+    const uint32_t n = u32();
+    if (static_cast<uint64_t>(n) * min_bytes > b_.size() - pos_) throw DecodeError("element count beyond the message");
+    return n;
+  }
   bool done() const { return pos_ == b_.size(); }
 
  private:

@@ -101,7 +101,7 @@ Expected<Lessons> decode_lessons(const std::string& bytes) {
     if (r.u32() != 1) return R::failure("stored lessons have an unknown format version");
     Lessons l;
     l.key = r.str();
-    l.best.resize(r.u32());
+    l.best.resize(r.count());
     for (auto& e : l.best) {
       e.search = r.str();
       e.node = static_cast<uint64_t>(r.i64());
@@ -116,7 +116,7 @@ Expected<Lessons> decode_lessons(const std::string& bytes) {
       std::string k = r.str();
       l.outcomes[k] = r.i64();
     }
-    l.searches.resize(r.u32());
+    l.searches.resize(r.count());
     for (auto& s : l.searches) s = r.str();
     return l;
   } catch (const wire::DecodeError& e) { return R::failure(std::string("stored lessons are damaged: ") + e.what()); }

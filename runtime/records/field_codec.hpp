@@ -75,7 +75,7 @@ void get(wire::Reader& r, T& x) {
       get(r, x[k]);
     }
   } else {
-    x.resize(r.u32());
+    x.resize(r.count());
     for (auto& v : x) get(r, v);
   }
 }

@@ -10,7 +10,7 @@ void put(wire::Writer& w, const std::vector<std::string>& v) {
   for (auto& s : v) w.str(s);
 }
 void get(wire::Reader& r, std::vector<std::string>& v) {
-  v.resize(r.u32());
+  v.resize(r.count());
   for (auto& s : v) s = r.str();
 }
 void put(wire::Writer& w, const ShapeBinding& b) {
@@ -90,13 +90,13 @@ void decode(wire::Reader& r, ProblemSpec& p) {
                   &p.dir, &p.file})
     *s = r.str();
   get(r, p.tags);
-  p.params.resize(r.u32());
+  p.params.resize(r.count());
   for (auto& x : p.params) {
     x.name = r.str();
     x.value = r.f64();
   }
   for (auto* v : {&p.inputs, &p.outputs}) {
-    v->resize(r.u32());
+    v->resize(r.count());
     for (auto& t : *v) get(r, t);
   }
   p.tolerances.clear();
@@ -107,7 +107,7 @@ void decode(wire::Reader& r, ProblemSpec& p) {
   }
   get(r, p.bench);
   get(r, p.bench_cuda);
-  p.verify.resize(r.u32());
+  p.verify.resize(r.count());
   for (auto& b : p.verify) get(r, b);
 }
 
