@@ -23,6 +23,9 @@
 namespace kevolve::cuda {
 
 constexpr int kCommandFd = 3, kReplyFd = 4;
+// Host memory of one runner, where it can make a memory cgroup of its own (root): the driver's context and
+// staging buffers, the candidate's host allocations and shared mappings together.
+constexpr int64_t kRunnerHostMemoryMb = 6144;
 
 enum class ArtifactKind : uint32_t { cubin = 0, shared_object = 1 };
 

@@ -1,5 +1,7 @@
 #include "backends/process/runner_process.hpp"
 
+#include "backends/process/memory_cgroup.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -149,6 +151,7 @@ bool RunnerProcess::receive(double timeout_s, std::vector<char>& frame, RunnerFa
     if (now_s() >= deadline) {
       kill_group();
       waitpid(pid_, nullptr, 0);
+      remove_runner_cgroup(pid_);
       pid_ = -1;
       drain_stderr();
       failure = {EvalStatus::timeout, "timeout",
@@ -164,6 +167,7 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
   if (pid_ > 0) {
     waitpid(pid_, &status, 0);
     kill_group();  // whatever the runner left behind in its process group
+    remove_runner_cgroup(pid_);
   }
   pid_ = -1;
   drain_stderr();
@@ -179,6 +183,9 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
       return {EvalStatus::timeout, "cpu_limit", "the runner exceeded its CPU-time limit" + when};
     std::string msg =
         std::string("the runner crashed with signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")" + when;
+    if (sig == SIGKILL && spec_.memory_cgroup_mb > 0)
+      msg += "; killed by the kernel: its memory cgroup's limit is " + std::to_string(spec_.memory_cgroup_mb) +
+             " MiB (a SIGKILL the evaluator did not send)";
     if (spec_.memory_limit_mb > 0 &&
         (stderr_.find("bad_alloc") != std::string::npos || stderr_.find("Cannot allocate") != std::string::npos))
       msg += "; it ran out of memory (data limit " + std::to_string(spec_.memory_limit_mb) + " MiB above start-up)";
@@ -207,6 +214,7 @@ void RunnerProcess::stop(double grace_s) {
     const int tries = std::max(1, static_cast<int>(grace_s * 1000));
     for (int i = 0; i < tries; ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        remove_runner_cgroup(pid_);
         pid_ = -1;
         break;
       }
@@ -215,6 +223,7 @@ void RunnerProcess::stop(double grace_s) {
     if (pid_ > 0) {
       kill_group();
       waitpid(pid_, nullptr, 0);
+      remove_runner_cgroup(pid_);
       pid_ = -1;
     }
   }

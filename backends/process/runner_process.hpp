@@ -33,6 +33,7 @@ struct RunnerSpawn {
   bool sandboxed = false;
   bool seccomp = false;
   int64_t memory_limit_mb = 0;       // named in the message when the runner died of an allocation failure
+  int64_t memory_cgroup_mb = 0;      // the runner's memory cgroup limit, where it makes one (named on SIGKILL)
   std::string timeout_consequence =  // appended to the timeout message
       "its runner was killed";
 };

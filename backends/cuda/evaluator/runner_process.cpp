@@ -1,5 +1,7 @@
 #include "backends/cuda/evaluator/runner_process.hpp"
 
+#include <unistd.h>
+
 namespace kevolve::cuda {
 
 bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb,
@@ -11,6 +13,7 @@ bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup
   spawn.reply_fd = kReplyFd;
   spawn.memory_limit_mb = memory_limit_mb;
   spawn.seccomp = true;  // its allow-list kills forbidden calls with SIGSYS (where the filter is in force)
+  if (geteuid() == 0) spawn.memory_cgroup_mb = kRunnerHostMemoryMb;  // the runner makes one where it can
   spawn.timeout_consequence = "its runner was killed, which ends its kernel";
   if (!proc_.spawn(spawn, failure)) return false;
   wire::Writer w;

@@ -21,6 +21,7 @@
 
 #include "backends/cuda/runner_protocol.hpp"
 #include "backends/process/identity.hpp"
+#include "backends/process/memory_cgroup.hpp"
 #include "backends/process/syscall_filter.hpp"
 #include "backends/harness/verify.hpp"
 #include "backends/kevolve_kernel.h"
@@ -66,8 +67,10 @@ void limit_data(int64_t extra_mb) {
 // alone, and the level says so.
 struct Confinement {
   bool namespaces = false;
-  std::string files;     // what the private filesystem has in force, "" when there is none
-  std::string no_files;  // why there is none
+  std::string files;      // what the private filesystem has in force, "" when there is none
+  std::string no_files;   // why there is none
+  std::string memory;     // the memory cgroup in force, "" when there is none
+  std::string no_memory;  // why there is none
 };
 Confinement g_conf;
 
@@ -75,6 +78,7 @@ void confine_at_start() {
   if (geteuid() != 0) return;
   g_conf.namespaces = process::enter_private_namespaces();
   g_conf.files = process::private_filesystem(g_conf.no_files);
+  g_conf.memory = process::enter_memory_cgroup(kRunnerHostMemoryMb << 20, g_conf.no_memory);
 }
 
 // Fills `level`; returns "" or what failed.
@@ -90,7 +94,10 @@ std::string give_up_identity(std::string& level, bool loading) {
             (g_conf.namespaces ? ", own network + IPC + UTS namespaces (no network)"
                                : ", shared network (unshare refused)") +
             (g_conf.files.empty() ? ", shared filesystem (no mount namespace: " + g_conf.no_files + ")"
-                                  : ", " + g_conf.files);
+                                  : ", " + g_conf.files) +
+            (g_conf.memory.empty()
+                 ? ", host memory bounded by RLIMIT_DATA only (no memory cgroup: " + g_conf.no_memory + ")"
+                 : ", " + g_conf.memory);
   }
   process::GpuFilterOptions f;
   f.private_filesystem = !g_conf.files.empty();
