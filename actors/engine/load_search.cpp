@@ -1,5 +1,6 @@
 #include "actors/engine/load_search.hpp"
 
+#include <cstdlib>
 #include <iostream>
 
 #include "actors/memory/memory_actor.hpp"
@@ -7,6 +8,21 @@
 #include "runtime/records/backend_kind.hpp"
 
 namespace kevolve {
+
+namespace {
+
+// The device's measured copy bandwidth in a node's stored "timing" artifact (the search actor's
+// timing_json: ..."peak_gbps":X}); 0 when it is not there.
+double peak_gbps_of(const std::string& timing) {
+  const std::string key = "\"peak_gbps\":";
+  const size_t at = timing.find(key);
+  if (at == std::string::npos) return 0;
+  char* end = nullptr;
+  const double v = std::strtod(timing.c_str() + at + key.size(), &end);
+  return end != timing.c_str() + at + key.size() && v > 0 ? v : 0;
+}
+
+}  // namespace
 
 Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const ProblemSpec& spec, Operator& op) {
   using R = Expected<LoadedSearch>;
@@ -54,6 +70,7 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
         auto log = store.artifact(config.search_id, n.id, "compile_log");
         auto rep = store.artifact(config.search_id, n.id, "report");
         c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
+        if (auto timing = store.artifact(config.search_id, n.id, "timing")) c.peak_gbps = peak_gbps_of(*timing);
       }
     // A search that ended on its evaluation budget continues when the config now allows more evaluations:
     // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).

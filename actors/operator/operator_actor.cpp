@@ -32,8 +32,11 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
           OperatorContext ctx;
           for (size_t k = 0; k < q.parents.size(); ++k)
             ctx.parents.push_back({q.parents[k].id, k < q.parent_sources.size() ? q.parent_sources[k] : "",
-                                   k < q.parent_reports.size() ? q.parent_reports[k] : ""});
-          ctx.best = {q.best_id, q.best_source, ""};
+                                   k < q.parent_reports.size() ? q.parent_reports[k] : "",
+                                   k < q.parent_peak_gbps.size() ? q.parent_peak_gbps[k] : 0});
+          for (size_t k = 0; k < q.best_ids.size(); ++k)
+            ctx.best.push_back({q.best_ids[k], k < q.best_sources.size() ? q.best_sources[k] : "", "", 0});
+          ctx.device = {q.device, q.device_sms, q.device_l2_bytes, q.device_gbps};
           if (self->state
                   .deep) {  // retrieval through the deep-search agent (this actor may block: it has its own thread)
             const KbQuery kq = self->state.op->knowledge_query(q.proposal, self->state.graphs[q.search], ctx);

@@ -22,10 +22,16 @@ struct MakeRequest {
   std::vector<NodeRecord> known;  // nodes created since the previous request of this search (so the
                                   // operator can avoid re-proposing a kernel the search already has)
   uint64_t seed = 0;              // the operator's randomness for this child, drawn from the search's RNG
-  // For operators that need context (LLM): sources and reports of the parents, and the best kernel.
+  // For operators that need context (LLM): sources, reports and the measured copy bandwidth of the
+  // parents' devices; the best k kernels (best first); the device of the latest verdict (OperatorContext).
   std::vector<std::string> parent_sources, parent_reports;
-  uint64_t best_id = 0;
-  std::string best_source;
+  std::vector<double> parent_peak_gbps;
+  std::vector<uint64_t> best_ids;
+  std::vector<std::string> best_sources;
+  std::string device;
+  int32_t device_sms = 0;
+  int64_t device_l2_bytes = 0;
+  double device_gbps = 0;
 };
 
 // operator -> search.

@@ -1,5 +1,6 @@
 #include "actors/search/search_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -37,6 +38,7 @@ struct SearchState {
   bool finished = false;   // ... and the store answered (save_error says when it failed)
   std::string stop_reason;
   std::string save_error;
+  EvaluatingDevice device;  // the device of the latest verdict that named one (told to the operator)
   Clock::time_point last_push;
   static inline const char* name = "search";
 };
@@ -184,7 +186,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "source", r.candidate.source}});
     if (!r.prompt.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "prompt", r.prompt}});
     if (!r.reply.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "reply", r.reply}});
-    if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, ""};
+    if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, "", 0};
     st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate,
                                     st.s.config.eval, st.s.config.device_class});
   }
@@ -227,13 +229,19 @@ void fill(Self self) {
       if (st.s.keep_context) {
         q.parent_sources.push_back(st.s.contexts[id].source);
         q.parent_reports.push_back(st.s.contexts[id].report);
+        q.parent_peak_gbps.push_back(st.s.contexts[id].peak_gbps);
       }
     }
-    if (st.s.keep_context)
-      if (auto b = st.graph.best()) {
-        q.best_id = *b;
-        q.best_source = st.s.contexts[*b].source;
+    if (st.s.keep_context) {
+      for (auto b : st.graph.best_k(static_cast<size_t>(std::max(1, st.s.config.llm.best_k)))) {
+        q.best_ids.push_back(b);
+        q.best_sources.push_back(st.s.contexts[b].source);
       }
+      q.device = st.device.name;
+      q.device_sms = st.device.sms;
+      q.device_l2_bytes = st.device.l2_bytes;
+      q.device_gbps = st.device.copy_gbps;
+    }
     q.seed = st.rng();
     batch.push_back(std::move(q));
   }
@@ -281,8 +289,12 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
       r.message + (r.where.empty() ? "" : "\nwhere: " + r.where) + (r.profile.empty() ? "" : "\n" + r.profile);
   b.artifacts.push_back({id, {n.id, "report", report}});
   if (auto timing = timing_json(r); !timing.empty()) b.artifacts.push_back({id, {n.id, "timing", timing}});
-  if (st.s.keep_context)
+  if (st.s.keep_context) {
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
+    st.s.contexts[n.id].peak_gbps = r.peak_gbps;
+    if (!r.device.empty()) st.device = {r.device, r.sms, r.l2_bytes, st.device.copy_gbps};
+    if (r.peak_gbps > 0) st.device.copy_gbps = r.peak_gbps;
+  }
   if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
   // The context-memory agent diagnoses it (stored with the node) and learns from it.
   if (st.s.memory)

@@ -194,7 +194,7 @@ Expected<RunConfig> parse_run_config(const std::string& text, const std::string&
                              "retries", "backoff", "concurrency", "cost_per_mtok_in", "cost_per_mtok_out",
                              "token_budget", "cost_budget", "models", "ca_file", "kernel_language", "token_parameter",
                              "send_temperature", "max_tokens_limit", "requests_per_minute", "max_backoff", "breaker",
-                             "journal"});
+                             "journal", "best_k"});
     if (c.op == "llm" && !l)
       r.fail("llm", "missing (operator = \"llm\" needs an [llm] table with provider, endpoint and model)");
     r.get(l, "llm", "provider", c.llm.provider);
@@ -242,6 +242,7 @@ Expected<RunConfig> parse_run_config(const std::string& text, const std::string&
     r.get(l, "llm", "requests_per_minute", c.llm.requests_per_minute, 0, 1e6);
     r.get(l, "llm", "max_backoff", c.llm.max_backoff_s, 0, 3600);
     r.get(l, "llm", "breaker", c.llm.breaker, 0, 1e6);
+    r.get(l, "llm", "best_k", c.llm.best_k, 1, 20);
     c.llm.concurrency = c.llm_concurrency;  // one limit for the operator's lanes and the provider's requests
     r.get(l, "llm", "journal", c.llm.journal);
     if (c.llm.journal.empty() && !c.store.empty()) c.llm.journal = c.store + ".llm-requests.jsonl";
@@ -305,6 +306,7 @@ Expected<RunConfig> parse_run_config(const std::string& text, const std::string&
       if (auto slash = p.find_last_of('/'); slash != std::string::npos) p = p.substr(slash + 1);
       c.search_id = p + "-" + c.strategy.name + "-s" + std::to_string(c.seed);
     }
+    c.llm.search = c.search_id;  // each journal line names its search (several may share a store)
   } catch (const ConfigError& e) { return R::failure(e.text); }
   return c;
 }

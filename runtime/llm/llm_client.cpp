@@ -130,9 +130,10 @@ void LlmClient::record(const std::string& model, int attempt, int status, const 
                        int64_t estimated, const std::string& error) const {
   if (c_.journal.empty()) return;
   using json::quote;
-  std::string line = "{\"time\":" + std::to_string(std::time(nullptr)) + ",\"model\":" + quote(model) +
-                     ",\"attempt\":" + std::to_string(attempt) + ",\"status\":" + std::to_string(status) +
-                     ",\"class\":" + quote(cls);
+  std::string line = "{\"time\":" + std::to_string(std::time(nullptr)) +
+                     (c_.search.empty() ? std::string() : ",\"search\":" + quote(c_.search)) +
+                     ",\"model\":" + quote(model) + ",\"attempt\":" + std::to_string(attempt) +
+                     ",\"status\":" + std::to_string(status) + ",\"class\":" + quote(cls);
   if (c)
     line += ",\"request_id\":" + quote(c->request_id) + ",\"finish_reason\":" + quote(c->finish_reason) +
             ",\"input_tokens\":" + std::to_string(c->input_tokens) +
@@ -143,6 +144,7 @@ void LlmClient::record(const std::string& model, int attempt, int status, const 
             ",\"tool_call\":" + (c->tool_call ? "true" : "false");
   if (estimated) line += ",\"estimated_tokens\":" + std::to_string(estimated);
   if (!error.empty()) line += ",\"error\":" + quote(redact(error));
+  if (c && !c->journal_ref.empty()) line += ",\"ref\":" + quote(c->journal_ref);
   if (c) line += ",\"text\":" + quote(redact(c->text));
   std::lock_guard<std::mutex> lock(journal_mu_);
   std::ofstream(c_.journal, std::ios::app) << line << "}\n";
@@ -162,6 +164,15 @@ std::string LlmClient::budget_exhausted() const {
 std::string LlmClient::permanent_error() const {
   std::lock_guard<std::mutex> lock(mu_);
   return permanent_;
+}
+
+void LlmClient::journal_outcome(const Completion& c, const std::string& outcome) const {
+  if (c_.journal.empty() || c.journal_ref.empty()) return;
+  std::string line = "{\"time\":" + std::to_string(std::time(nullptr)) +
+                     (c_.search.empty() ? std::string() : ",\"search\":" + json::quote(c_.search)) +
+                     ",\"ref\":" + json::quote(c.journal_ref) + ",\"outcome\":" + json::quote(redact(outcome));
+  std::lock_guard<std::mutex> lock(journal_mu_);
+  std::ofstream(c_.journal, std::ios::app) << line << "}\n";
 }
 
 double LlmClient::backoff(int attempt, double asked) {
@@ -221,6 +232,7 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
         for (const char* h : {"x-request-id", "request-id"})
           if (auto it = r->headers.find(h); it != r->headers.end()) c->request_id = it->second;
         count(*c);
+        if (!c_.journal.empty()) c->journal_ref = journal_tag_ + "-" + std::to_string(++journal_seq_);
         record(model, attempt + 1, 200, "ok", &*c, 0, "");
         return c;
       }

@@ -5,7 +5,10 @@
 // request sent, whether its reply was used or not. The API key is read from the environment variable the
 // config names and is never logged or put in an error message.
 #pragma once
+#include <unistd.h>
+
 #include <atomic>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,9 +56,12 @@ struct LlmConfig {
   // The operator's circuit breaker: proposals in a row that got no usable reply (replies that could not be
   // used even after the adjusted prompt, or every retry spent) before the search stops; 0 = never.
   int breaker = 4;
-  // Every request and its reply (used or not) appended as one JSON line: time, model, attempt, HTTP status,
-  // error class, request id, finish reason, tokens, error, reply text. "" = none.
+  // Every request and its reply (used or not) appended as one JSON line: time, search, model, attempt, HTTP
+  // status, error class, request id, finish reason, tokens, error, reply text. "" = none.
   std::string journal;
+  std::string search;  // the search the requests are for, named on each journal line ("" = not named)
+  // How many of the search's best kernels the operator shows with their code in a child prompt.
+  int best_k = 3;
   ModelOptions options_for(const std::string& model) const;
 };
 
@@ -67,6 +73,7 @@ struct Completion {
   bool truncated = false;     // cut at the output token limit
   bool tool_call = false;     // the model called a tool instead of answering in text
   std::string request_id;     // the provider's id of the request (header or body), "" when none
+  std::string journal_ref;    // this reply's line in the journal (unique per journal), "" without a journal
   int64_t input_tokens = 0, output_tokens = 0;  // input_tokens includes the cache tokens below
   int64_t cache_creation_tokens = 0, cache_read_tokens = 0;
   int attempts = 0;
@@ -109,6 +116,9 @@ class LlmClient {
   int max_tokens_for(const std::string& model) const;
   int max_tokens_limit() const { return c_.max_tokens_limit > 0 ? c_.max_tokens_limit : 4 * c_.max_tokens; }
   int64_t backoff_waits() const { return gate_.backoff_waits(); }
+  // Appends to the journal what became of a reply (e.g. "used: the child's kernel", "not used: <why>"),
+  // joined to the reply's line by its journal_ref; nothing without a journal.
+  void journal_outcome(const Completion& c, const std::string& outcome) const;
 
  private:
   LlmClient(LlmConfig c, Url url, std::string key)
@@ -131,6 +141,9 @@ class LlmClient {
   Usage usage_;
   std::string permanent_;
   mutable std::mutex journal_mu_;
+  // Journal refs: this client's tag (its start time and process) and a count, unique across runs on one journal.
+  std::string journal_tag_ = std::to_string(std::time(nullptr)) + "." + std::to_string(::getpid());
+  std::atomic<int64_t> journal_seq_{0};
   std::mt19937_64 jitter_{std::random_device{}()};
 };
 

@@ -81,6 +81,31 @@ std::string describe_local_cpu(int eval_threads) {
   return o;
 }
 
+std::string describe_machine(const std::string& backend, const std::string& machine, const EvaluatingDevice& dev) {
+  char gbps[64] = "";
+  if (dev.copy_gbps > 0) std::snprintf(gbps, sizeof gbps, "%.1f GB/s", dev.copy_gbps);
+  const bool gpu = backend == "cuda" || backend == "python-cuda" || backend == "hip";
+  if (!gpu) {
+    if (!gbps[0]) return machine;
+    return machine + (machine.empty() ? "" : "\n") + "Measured copy bandwidth: " + gbps +
+           " (bytes read + written, a copy over the timing's working set with the evaluation's threads: the memory "
+           "floor your kernel's time is compared with)";
+  }
+  if (dev.name.empty()) return machine;  // no verdict yet: what the setup knew
+  std::string o = dev.name;
+  std::string facts;
+  if (dev.sms > 0) facts += std::to_string(dev.sms) + " SMs";
+  if (dev.l2_bytes > 0)
+    facts += (facts.empty() ? "" : ", ") + std::string("L2 ") +
+             (dev.l2_bytes >= (int64_t(1) << 20) ? std::to_string(dev.l2_bytes >> 20) + " MiB"
+                                                 : std::to_string(dev.l2_bytes >> 10) + " KiB");
+  if (gbps[0])
+    facts += (facts.empty() ? "" : ", ") + std::string("measured device-to-device copy bandwidth ") + gbps +
+             " (bytes read + written: the memory floor your kernel's time is compared with)";
+  if (!facts.empty()) o += ": " + facts;
+  return o;
+}
+
 LlmOperator::LlmOperator(LlmOperatorSetup s)
     : client_(std::move(s.client)),
       t_(std::move(s.prompts)),
@@ -104,6 +129,10 @@ std::string LlmOperator::fatal() const {
 
 std::string LlmOperator::exhausted() const {
   if (auto f = fatal(); !f.empty()) return f;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!no_new_ideas_.empty()) return no_new_ideas_;
+  }
   return client_->budget_exhausted();
 }
 
@@ -154,7 +183,7 @@ KbQuery LlmOperator::knowledge_query(const Proposal& p, const SearchGraph& g, co
   std::string query = spec_.name + " " + shape_text(spec_.tags);
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
   if (parent && !ctx.parents.empty()) {  // what went wrong or what bounds it, in the diagnosis's words
-    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report, backend_);
+    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report, backend_, ctx.parents[0].peak_gbps);
     query += " " + d.summary + (d.directives.empty() ? "" : " " + d.directives.front());
   }
   return {query, hardware_, spec_.name, 2};
@@ -228,7 +257,7 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
       report = kept;
     }
     if (!report.empty()) d.set("parent_report", report);
-    Diagnosis diag = diagnose(*parent, spec, pc.report, backend);
+    Diagnosis diag = diagnose(*parent, spec, pc.report, backend, pc.peak_gbps);
     directives.push_back(diag.summary);
     directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
     summary = diag.summary;
@@ -248,21 +277,27 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
   return summary;
 }
 
-// The best kernel so far as an exemplar, when it is not the parent itself.
+// The best kernels so far ([llm] best_k, best first) with their code, leaving out the parent itself (shown in
+// full above). Each source is cut at 6000 characters.
 void describe_best(mu::data& d, const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) {
-  const uint64_t parent = p.parents.empty() ? 0 : p.parents[0];
-  if (!ctx.best.id || ctx.best.id == parent) return;
-  const NodeRecord* b = g.find(ctx.best.id);
-  if (!b) return;
-  mu::data ex;
   mu::data list{mu::data::type::list};
-  mu::data e;
-  e.set("id", std::to_string(b->id));
-  char speed[32];
-  std::snprintf(speed, sizeof speed, "%.3f", b->fitness);
-  e.set("speedup", std::string(speed));
-  if (!ctx.best.source.empty()) e.set("source", ctx.best.source.substr(0, 8000));
-  list.push_back(e);
+  int shown = 0;
+  for (const NodeContext& best : ctx.best) {
+    if (!best.id || (!p.parents.empty() && best.id == p.parents[0])) continue;
+    const NodeRecord* b = g.find(best.id);
+    if (!b) continue;
+    mu::data e;
+    e.set("id", std::to_string(b->id));
+    char speed[32];
+    std::snprintf(speed, sizeof speed, "%.3f", b->fitness);
+    e.set("speedup", std::string(speed));
+    if (!best.source.empty())
+      e.set("source", best.source.size() > 6000 ? best.source.substr(0, 6000) + "\n[... cut]" : best.source);
+    list.push_back(e);
+    ++shown;
+  }
+  if (shown == 0) return;
+  mu::data ex;
   ex.set("items", list);
   d.set("exemplars", ex);
 }
@@ -428,7 +463,7 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   d.set("task", task_text(p.op, kernelbench()));
   if (!kernelbench())
     if (auto sem = reference_semantics(spec_); !sem.empty()) d.set("reference_semantics", sem);
-  if (!machine_.empty()) d.set("machine", machine_);
+  if (auto m = describe_machine(backend_, machine_, ctx.device); !m.empty()) d.set("machine", m);
   if (p.op == Operation::seed && !kernelbench()) {
     mu::data ex;
     ex.set("code", std::string(backend_ == "cuda" ? kCudaExample : kCpuExample));
@@ -462,15 +497,23 @@ std::string LlmOperator::pick_model(Rng& rng) const {
   return e.back().first;
 }
 
-Expected<Offspring> LlmOperator::give_up(const std::string& why) {
+Expected<Offspring> LlmOperator::give_up(const std::string& why, bool duplicate) {
   const int n = ++failed_in_a_row_;
+  const int dup = duplicate ? ++duplicates_in_a_row_ : (duplicates_in_a_row_ = 0);
   const int limit = client_->config().breaker;
   if (limit > 0 && n >= limit) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (breaker_.empty())
+    if (dup >= n) {  // every proposal of the run answered with kernels the search has: no new idea, no fault
+      if (no_new_ideas_.empty())
+        no_new_ideas_ =
+            "the model proposed only kernels this search has already evaluated, " + std::to_string(n) +
+            " proposals in a row (twice each): it has run out of new ideas ([llm] breaker = " + std::to_string(limit) +
+            ")";
+    } else if (breaker_.empty()) {
       breaker_ = "the LLM operator stopped after " + std::to_string(n) +
                  " proposals in a row got no usable reply (circuit breaker, [llm] breaker = " + std::to_string(limit) +
                  "); last: " + why;
+    }
   }
   return Expected<Offspring>::failure("LLM: " + why);
 }
@@ -485,7 +528,10 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
       ctx.parents.empty() || ctx.parents[0].source.empty() ? nullptr : &ctx.parents[0].source;
   int max_tokens = client_->max_tokens_for(model);
   std::string note, transcript;
+  int duplicates = 0;      // replies whose kernel the search already has
+  llm::Completion judged;  // the latest reply; what became of it goes to the journal
   for (int attempt = 0; attempt < 2; ++attempt) {
+    if (attempt > 0) client_->journal_outcome(judged, "not used: " + note);
     const std::string asked =
         note.empty()
             ? user
@@ -497,6 +543,7 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
         return Expected<Offspring>::failure("LLM: " + reply.error());  // exhausted() stops the search
       return give_up(reply.error());
     }
+    judged = *reply;
     if (!transcript.empty()) transcript += "\n\n----- retry (the reply above could not be used: " + note + ") -----\n";
     transcript += "[reply" + (reply->request_id.empty() ? std::string() : " " + reply->request_id) + ", " +
                   (reply->finish_reason.empty() ? "no finish reason" : "finish " + reply->finish_reason) + ", " +
@@ -553,10 +600,12 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
     if (g.has_params(
             {{"source", hash}})) {  // the search has this very kernel already: evaluating it again says nothing
       ++unusable_;
+      ++duplicates;
       note = "its kernel is identical to one this search has already evaluated; propose a different change";
       continue;
     }
     failed_in_a_row_ = 0;
+    duplicates_in_a_row_ = 0;
     Offspring o;
     o.candidate.source = code;
     o.candidate.language = kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp";
@@ -564,13 +613,15 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
     o.params["source"] = hash;  // identical kernels are duplicates
     o.prompt = "[model] " + model + "\n[system]\n" + system + "\n[user]\n" + asked;
     o.reply = transcript;  // the replies as received (a diff stays a diff; the source is the patched parent)
+    client_->journal_outcome(*reply, "used: " + o.candidate.provenance);
     if (auto summary = change_summary(reply->text); !summary.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       summaries_[o.params["source"]] = summary;
     }
     return o;
   }
-  return give_up("replies could not be used after 2 attempts: " + note);
+  client_->journal_outcome(judged, "not used: " + note);
+  return give_up("replies could not be used after 2 attempts: " + note, duplicates == 2);
 }
 
 }  // namespace kevolve

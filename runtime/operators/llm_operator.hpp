@@ -1,11 +1,14 @@
 // LlmOperator: the universal operator. For every proposal it writes one prompt from the runtime context —
 // problem and reference, target hardware and its constraints, the parent's source, the evaluator's report
-// on it, a diagnosis with directives, the best kernel so far, and knowledge-base notes retrieved for the
+// on it, a diagnosis with directives, the best k kernels so far with their code, the machine that evaluates
+// (as its latest verdict described it), and knowledge-base notes retrieved for the
 // situation — using the mustache templates in knowledge/prompts/, asks the LLM, and extracts the kernel
 // from the reply (reply_code.hpp). A reply without usable code (no code, a tool call, cut at the token
 // limit) is asked again once with the prompt adjusted for it (a larger token limit for a cut reply); the
 // operator's circuit breaker stops the search after `[llm] breaker` proposals in a row got no usable reply,
-// and a permanent provider error stops it at once (exhausted(), fatal()). The prompt and every reply are
+// and a permanent provider error stops it at once (exhausted(), fatal()); when every proposal of that run was
+// answered with kernels the search already has, the model has run out of new ideas: the search ends
+// (exhausted()) without an error (fatal() stays empty). The prompt and every reply are
 // returned so the search stores them with the node.
 #pragma once
 #include <atomic>
@@ -39,6 +42,11 @@ Expected<std::string> extract_code(const std::string& reply);
 // evaluation gives a candidate (0 = all cores), cache sizes.
 std::string describe_local_cpu(int eval_threads);
 
+// The machine section of a child prompt: for a GPU backend the device that gave the latest verdict (model,
+// SMs, L2, measured copy bandwidth), else `machine` (what the setup knew, e.g. before any verdict); for a
+// CPU backend `machine` (describe_local_cpu) with the evaluator's measured copy bandwidth when known.
+std::string describe_machine(const std::string& backend, const std::string& machine, const EvaluatingDevice& device);
+
 // A knowledge note cut to at most `limit` characters at a section boundary (a heading, else a paragraph,
 // else a line), never mid-word; says when something was left out.
 std::string cut_note(const std::string& text, size_t limit);
@@ -71,7 +79,8 @@ class LlmOperator : public Operator {
   std::shared_ptr<KnowledgeBase> knowledge_base() const override { return kb_; }
   // The problem, its tags and the parent's diagnosis, for the two most relevant documents of this target.
   KbQuery knowledge_query(const Proposal& p, const SearchGraph& g, const OperatorContext& ctx) const override;
-  // A spent budget, a permanent provider error or the open circuit breaker ("" while it can go on).
+  // A spent budget, a permanent provider error, the open circuit breaker, or a model that only repeats the
+  // search's kernels ("" while it can go on).
   std::string exhausted() const override;
   // Why the operator failed rather than finished: a permanent provider error or the open breaker ("" if not).
   std::string fatal() const;
@@ -102,15 +111,18 @@ class LlmOperator : public Operator {
   std::string kernel_language_;
   int eval_threads_ = 0;
   std::string machine_;
-  std::atomic<int64_t> unusable_{0};     // replies that could not be used
-  std::atomic<int> failed_in_a_row_{0};  // proposals in a row without a usable reply
+  std::atomic<int64_t> unusable_{0};         // replies that could not be used
+  std::atomic<int> failed_in_a_row_{0};      // proposals in a row without a usable reply
+  std::atomic<int> duplicates_in_a_row_{0};  // ... of which the latest ones got only kernels the search has
   mutable std::mutex mu_;
-  std::string breaker_;                           // why the breaker opened ("" = closed)
+  std::string breaker_;       // why the breaker opened ("" = closed)
+  std::string no_new_ideas_;  // why the search ends: the breaker's run was all kernels the search already has
   std::map<std::string, std::string> summaries_;  // source hash -> what the reply said it changed
   std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
   std::string system_prompt() const;
-  std::string entry_words() const;                      // what a usable reply must define, for this backend
-  Expected<Offspring> give_up(const std::string& why);  // counts a proposal without a usable reply
+  std::string entry_words() const;  // what a usable reply must define, for this backend
+  // Counts a proposal without a usable reply (`duplicate`: both replies were kernels the search already has).
+  Expected<Offspring> give_up(const std::string& why, bool duplicate = false);
 };
 
 }  // namespace kevolve

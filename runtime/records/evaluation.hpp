@@ -68,7 +68,8 @@ struct EvalResult {
   double speedup = 0;         // reference median / candidate median (0 unless ok)
   double candidate_gbps = 0;  // achieved bytes/s from the roofline bytes, GB/s
   double candidate_gflops = 0;
-  double peak_gbps = 0;  // the device's measured copy bandwidth (CUDA: D2D copy at worker start), 0 if unknown
+  double peak_gbps = 0;  // the device's measured copy bandwidth (CUDA: D2D copy at worker start; CPU: a copy over
+                         // the timing's working set with the evaluation's threads), 0 if unknown
   std::string device;    // where it ran (e.g. "NVIDIA H200 (sm_90), driver 13000")
   std::string
       device_class;  // the class of the device that gave this verdict ("cuda:sm_90 NVIDIA H200"; backends/device_info.hpp), set by the device actor
@@ -81,6 +82,10 @@ struct EvalResult {
   std::string runner_log;  // tail of the runner's stderr
   std::string sandbox;  // the runner's confinement in force when it ran (uid, namespaces, seccomp, limits); "" if none
   DetectorSet detectors;
+  // The GPU that gave the verdict (CUDA: from the device's properties): its multiprocessors and L2 cache;
+  // 0 when unknown or not a GPU. With `device` and `peak_gbps` they describe the machine to an operator.
+  int32_t sms = 0;
+  int64_t l2_bytes = 0;
 };
 
 }  // namespace kevolve

@@ -1,5 +1,7 @@
 #include "runtime/search/graph.hpp"
 
+#include <algorithm>
+
 namespace kevolve {
 
 const char* node_state_name(NodeState s) {
@@ -64,6 +66,16 @@ std::optional<uint64_t> SearchGraph::best() const {
       b = id;
     }
   return b;
+}
+
+std::vector<uint64_t> SearchGraph::best_k(size_t k) const {
+  std::vector<const NodeRecord*> correct;
+  for (auto& [id, n] : nodes_)
+    if (n.correct()) correct.push_back(&n);
+  std::stable_sort(correct.begin(), correct.end(), [](auto* a, auto* b) { return a->fitness > b->fitness; });
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < correct.size() && i < k; ++i) out.push_back(correct[i]->id);
+  return out;
 }
 
 bool SearchGraph::has_params(const Params& p) const { return by_params_.count(params_key(p)) > 0; }

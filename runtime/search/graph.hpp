@@ -27,6 +27,8 @@ class SearchGraph {
   size_t in_flight() const { return nodes_.size() - scored_; }
   // Best correct node (highest fitness; lowest id on ties), if any.
   std::optional<uint64_t> best() const;
+  // The k best correct nodes, best first (highest fitness; lowest id on ties); fewer when fewer are correct.
+  std::vector<uint64_t> best_k(size_t k) const;
   // True when some node already has exactly these parameters (so a proposal would re-evaluate it).
   bool has_params(const Params& p) const;
   static std::string params_key(const Params& p);

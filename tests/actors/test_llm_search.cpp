@@ -388,3 +388,47 @@ TEST_CASE("kevolve run: a quota error ends the run with a non-zero status, the m
   CHECK(text.str().find("You exceeded your current quota") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "kevolve run: a model that only repeats the search's kernel ends the search with status 0 and says so; "
+    "kevolve inspect --journal shows every request and reply",
+    "[llm][cli]") {
+  Server server;
+  server.generate([](int) { return Server::Reply{200, Server::openai_full(softmax_kernel(1), "stop", 200, 90)}; });
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-dup-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir + "/run.toml")
+      << "[search]\nproblem = \"" << KEVOLVE_SOURCE_DIR << "/tests/fixtures/problems/softmax_small/problem.toml\"\n"
+      << "id = \"dup\"\noperator = \"llm\"\nmax_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 10\n"
+      << "[eval]\nmin_time = 0.02\nmin_reps = 5\n"
+      << "[llm]\nprovider = \"openai\"\nendpoint = \"" << server.url("/v1/chat/completions")
+      << "\"\nmodel = \"fixture-model\"\nbreaker = 2\n[store]\npath = \"" << dir
+      << "/store\"\ncheckpoint_seconds = 0\n";
+  std::string out;
+  const int rc = run_cli(dir + "/run.toml --out " + dir + "/out", out);
+  INFO(out);
+  CHECK(rc == 0);  // out of new ideas is how a search ends, not a provider's failure
+  CHECK(out.find("kevolve: finished: the model proposed only kernels this search has already evaluated, 2 "
+                 "proposals in a row") != std::string::npos);
+  CHECK(out.find("run out of new ideas") != std::string::npos);
+  CHECK(out.find("stopped on an LLM error") == std::string::npos);
+  CHECK(out.find("circuit breaker") == std::string::npos);
+  CHECK(server.requests().size() == 1 + 2 * 2);  // the seed, then 2 proposals x 2 replies
+  std::ifstream report(dir + "/out/report.json");
+  std::stringstream text;
+  text << report.rdbuf();
+  CHECK(text.str().find("run out of new ideas") != std::string::npos);
+
+  auto journal = test::shell(std::string(KEVOLVE_BIN_DIR) + "/kevolve inspect " + dir + "/run.toml --journal 2>&1");
+  INFO(journal.out);
+  CHECK(journal.code == 0);
+  CHECK(journal.out.find("LLM journal of dup (" + dir +
+                         "/store.llm-requests.jsonl): 5 requests, 5 replies (1 used), "
+                         "1000 input + 450 output + 0 estimated tokens") != std::string::npos);
+  CHECK(journal.out.find("  used: llm fixture-model (seed)") != std::string::npos);
+  CHECK(journal.out.find("  not used: its kernel is identical to one this search has already evaluated") !=
+        std::string::npos);
+  CHECK(journal.out.find("    A plain two-pass softmax.") != std::string::npos);  // the reply text
+  fs::remove_all(dir);
+}

@@ -524,6 +524,9 @@ class Evaluation {
     if (auto f = eval_expr(spec_.roofline_flops, spec_.bench, err); f && res_.candidate.median_ms > 0)
       res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
     for (auto& t : sets) release(t.slot);
+    // The device's copy bandwidth for the diagnosis: a copy over the timing's working set with the
+    // evaluation's threads, the floor the candidate's roofline bytes are placed against.
+    if (bytes) res_.peak_gbps = copy_gbps(m * set_bytes);
     return check_times(inside, outside, dry_ns, late_threads, bytes ? *bytes : 0, m * set_bytes);
   }
 

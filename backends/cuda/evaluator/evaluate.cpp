@@ -109,6 +109,8 @@ class Evaluation {
     if (!dev.error.empty()) return harness_error(dev.error);
     res_.device = dev.name + " (" + dev.arch + ")";
     res_.peak_gbps = dev.copy_gbps;
+    res_.sms = dev.sms;
+    res_.l2_bytes = dev.l2_bytes;
     ref_ = find_reference(spec_.reference);
     if (!ref_) return harness_error("no reference named '" + spec_.reference + "' is registered in this evaluator");
     for (auto& p : spec_.params) params_.push_back(p.value);

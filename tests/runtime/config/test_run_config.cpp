@@ -73,6 +73,34 @@ TEST_CASE("the shipped LLM example config loads", "[config]") {
   CHECK(c->llm.provider == "openai");
   CHECK(c->llm.token_budget == 2000000);
   CHECK(c->hardware == "auto");
+  // Every [llm] key the operator reads is in the example, with its documented value.
+  CHECK(c->llm.best_k == 3);
+  CHECK(c->llm.breaker == 4);
+  CHECK(c->llm.max_tokens_limit == 16384);
+  CHECK(c->llm.token_parameter == "max_tokens");
+  CHECK(c->llm.max_backoff_s == 300);
+  CHECK(c->llm.journal == "kevolve-store.llm-requests.jsonl");
+  CHECK(c->llm.search == c->search_id);  // journal lines name their search
+}
+
+TEST_CASE("[llm] best_k: how many best kernels a prompt shows, 1 to 20", "[config]") {
+  const auto path = std::filesystem::temp_directory_path() / ("kevolve-bestk-" + std::to_string(getpid()) + ".toml");
+  auto load = [&](const std::string& k) {
+    std::ofstream(path) << "[search]\nproblem = \"gelu\"\noperator = \"llm\"\n[llm]\nendpoint = "
+                           "\"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n"
+                        << k;
+    return load_run_config(path.string());
+  };
+  auto defaulted = load("");
+  REQUIRE(defaulted);
+  CHECK(defaulted->llm.best_k == 3);
+  auto five = load("best_k = 5\n");
+  REQUIRE(five);
+  CHECK(five->llm.best_k == 5);
+  auto zero = load("best_k = 0\n");
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().find("llm.best_k") != std::string::npos);
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("the cluster section: listen address, secret variable, TLS only with a CA", "[config]") {

@@ -4,13 +4,18 @@
 // failures (the soak), and the prompts carry what a kernel engineer needs.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <thread>
 
 #include "fake_llm_server.hpp"
 #include "runtime/config/problem_loader.hpp"
+#include "runtime/llm/journal.hpp"
 #include "runtime/operators/llm_operator.hpp"
 
 using namespace kevolve;
@@ -29,8 +34,10 @@ struct Fixture {
   std::shared_ptr<llm::LlmClient> client;
   std::shared_ptr<LlmOperator> op;
   explicit Fixture(int breaker = 4, const std::string& problem = "/tests/fixtures/problems/softmax_small/problem.toml",
-                   int retries = 0) {
+                   int retries = 0, const std::string& journal = "") {
     llm::LlmConfig c;
+    c.journal = journal;
+    c.search = "s1";
     c.endpoint = server.url("/v1/chat/completions");
     c.model = "fixture-model";
     c.retries = retries;
@@ -240,7 +247,7 @@ TEST_CASE("prompts: the latest attempts with their outcomes, the best kernel's c
   ctx.parents.push_back({3, kernel(3),
                          "correct on 4 shapes x 5 trials; candidate 2 ms vs reference 1 ms (0.5x)\n"
                          "where: timed run on the bench shape, output 'y' at [2410, 166]"});
-  ctx.best = {1, kernel(1), ""};
+  ctx.best = {{1, kernel(1), ""}};
   auto [system, user] = f.op->prompts(Proposal{Operation::mutate, {3}, 0}, g, ctx);
   CHECK(user.find("## The latest attempts") != std::string::npos);
   CHECK(user.find("node 2 (mutate of node 1): incorrect: output 'y': 7 element(s)") != std::string::npos);
@@ -248,6 +255,82 @@ TEST_CASE("prompts: the latest attempts with their outcomes, the best kernel's c
   CHECK(user.find("Node 1, 1.500x over PyTorch:\n```cpp\n" + kernel(1)) != std::string::npos);  // the best's code
   CHECK(user.find("where: timed run") == std::string::npos);
   CHECK(user.find("correct on 4 shapes") != std::string::npos);
+}
+
+TEST_CASE("prompts: the best k kernels with their code, a diagnosis against the measured bandwidth, the machine",
+          "[llm][prompts]") {
+  Fixture f(4, "/problems/core/softmax_rows/problem.toml");
+  SearchGraph g;
+  OperatorContext ctx;
+  for (uint64_t id = 1; id <= 4; ++id) {  // fitness 1.1, 1.2, 1.3, 1.4: node 4 is the best
+    NodeRecord n;
+    n.id = id;
+    n.state = NodeState::scored;
+    n.status = EvalStatus::ok;
+    n.fitness = 1.0 + 0.1 * static_cast<double>(id);
+    n.candidate_ms = 10;
+    n.params = {{"source", std::to_string(id)}};
+    g.upsert(n);
+  }
+  NodeRecord slow;  // softmax_rows moves 67108864 bytes: 67.1 ms is 1 GB/s
+  slow.id = 5;
+  slow.parents = {4};
+  slow.op = Operation::mutate;
+  slow.state = NodeState::scored;
+  slow.status = EvalStatus::ok;
+  slow.fitness = 0.14;
+  slow.candidate_ms = 67.108864;
+  slow.params = {{"source", "5"}};
+  g.upsert(slow);
+  // The search hands over its best three (k = 3) and the parent with the bandwidth its device measured.
+  for (uint64_t id : {4, 3, 2}) ctx.best.push_back({id, kernel(static_cast<int>(id)), "", 0});
+  ctx.parents.push_back({5, kernel(5), "correct on 4 shapes x 5 trials; candidate 67.1 ms vs reference 9.4 ms", 20});
+  ctx.device.copy_gbps = 20;
+  auto [system, user] = f.op->prompts(Proposal{Operation::mutate, {5}, 0}, g, ctx);
+  INFO(user);
+  const size_t n4 = user.find("Node 4, 1.400x over PyTorch:\n```cpp\n" + kernel(4));
+  const size_t n3 = user.find("Node 3, 1.300x over PyTorch:\n```cpp\n" + kernel(3));
+  const size_t n2 = user.find("Node 2, 1.200x over PyTorch:\n```cpp\n" + kernel(2));
+  CHECK(n4 != std::string::npos);
+  CHECK(n3 != std::string::npos);
+  CHECK(n2 != std::string::npos);
+  CHECK((n4 < n3 && n3 < n2));                              // best first
+  CHECK(user.find("Node 1, 1.100x") == std::string::npos);  // only k of them
+  CHECK(user.find("far below the memory floor: compute or latency bound: 1.0 GB/s achieved, 5% of the device's "
+                  "measured copy bandwidth (20.0 GB/s)") != std::string::npos);
+  CHECK(user.find("The kernel is memory-bound") == std::string::npos);
+  CHECK(user.find("Measured copy bandwidth: 20.0 GB/s") != std::string::npos);  // in the machine section
+  CHECK(user.find("runs each candidate with 2 thread(s)") != std::string::npos);
+  // The parent itself is shown once, in full, not again among the best.
+  ctx.best.insert(ctx.best.begin(), {5, kernel(5), "", 0});
+  auto [s2, with_parent] = f.op->prompts(Proposal{Operation::mutate, {5}, 0}, g, ctx);
+  CHECK(with_parent.find("Node 5,") == std::string::npos);
+}
+
+TEST_CASE("prompts: a GPU search describes the GPU that evaluates (model, SMs, L2, measured bandwidth)",
+          "[llm][prompts]") {
+  EvaluatingDevice none;
+  CHECK(describe_machine("cuda", "", none).empty());  // before any verdict, nothing is claimed
+  CHECK(describe_machine("cuda", "NVIDIA H200", none) == "NVIDIA H200");
+  EvaluatingDevice h200{"NVIDIA H200 (sm_90)", 132, 60 << 20, 3891.6};
+  CHECK(describe_machine("cuda", "NVIDIA H200", h200) ==
+        "NVIDIA H200 (sm_90): 132 SMs, L2 60 MiB, measured device-to-device copy bandwidth 3891.6 GB/s (bytes read "
+        "+ written: the memory floor your kernel's time is compared with)");
+  // Through the operator: the CUDA prompt carries the device of the latest verdict.
+  Fixture f(4, "/problems/core/rmsnorm_fwd/problem.toml");
+  auto prompts = PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge");
+  REQUIRE(prompts);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/rmsnorm_fwd/problem.toml");
+  REQUIRE(spec);
+  LlmOperatorSetup s{f.client, *prompts, *spec, "rmsnorm", "nvidia-hopper", "warp_size = 32", nullptr, 1, "cuda"};
+  LlmOperator op(s);
+  OperatorContext ctx;
+  ctx.device = h200;
+  SearchGraph g;
+  auto [system, user] = op.prompts(Proposal{Operation::seed, {}, 0}, g, ctx);
+  CHECK(user.find("# The machine that evaluates your kernel\nNVIDIA H200 (sm_90): 132 SMs, L2 60 MiB") !=
+        std::string::npos);
+  CHECK(user.find("logical cores") == std::string::npos);  // not the CPU of the process that writes the prompt
 }
 
 TEST_CASE("knowledge notes are cut at a section boundary, never mid-word", "[llm][prompts]") {
@@ -263,7 +346,8 @@ TEST_CASE("knowledge notes are cut at a section boundary, never mid-word", "[llm
   CHECK(words.rfind("[...", std::string::npos) != std::string::npos);
 }
 
-TEST_CASE("a kernel the search already has is asked again once, and counts toward the breaker", "[llm][operator]") {
+TEST_CASE("a model that only repeats the search's kernels ends the search as out of ideas, not as an error",
+          "[llm][operator]") {
   Fixture f(2);
   f.server.generate([](int) { return Server::Reply{200, Server::openai_full(fenced(1), "stop", 10, 10)}; });
   SearchGraph g;
@@ -277,5 +361,62 @@ TEST_CASE("a kernel the search already has is asked again once, and counts towar
         f.op->make(Proposal{Operation::mutate, {1}, 0}, g, rng, OperatorContext{{{1, kernel(1), ""}}, {}, {}, false}));
   CHECK(f.server.requests().size() == 4);  // 2 proposals x 2 replies, then the breaker (not 201 duplicates)
   CHECK(f.server.requests()[1].body.find("identical to one this search has already evaluated") != std::string::npos);
+  CHECK(f.op->fatal().empty());  // the provider did nothing wrong: kevolve run exits 0
+  CHECK(f.op->exhausted().find("only kernels this search has already evaluated, 2 proposals in a row") !=
+        std::string::npos);
+  CHECK(f.op->exhausted().find("run out of new ideas") != std::string::npos);
+}
+
+TEST_CASE("duplicates mixed with replies without code still open the circuit breaker as an error", "[llm][operator]") {
+  Fixture f(2);
+  // Proposal 1: a duplicate, then prose (no code); proposal 2: two duplicates.
+  f.server.push({200, Server::openai_full(fenced(1), "stop", 10, 10)});
+  f.server.push({200, Server::openai_full("I would rather explain it in words.", "stop", 10, 10)});
+  f.server.push({200, Server::openai_full(fenced(1), "stop", 10, 10)});
+  f.server.push({200, Server::openai_full(fenced(1), "stop", 10, 10)});
+  SearchGraph g;
+  NodeRecord n;
+  n.id = 1;
+  n.params = {{"source", std::to_string(std::hash<std::string>{}(kernel(1)))}};
+  g.upsert(n);
+  Rng rng(1);
+  for (int i = 0; i < 2; ++i)
+    CHECK_FALSE(
+        f.op->make(Proposal{Operation::mutate, {1}, 0}, g, rng, OperatorContext{{{1, kernel(1), ""}}, {}, {}, false}));
+  CHECK(f.server.requests().size() == 4);
   CHECK(f.op->fatal().find("circuit breaker") != std::string::npos);
+}
+
+TEST_CASE("the journal keeps every reply with its tokens and what the operator made of it", "[llm][journal]") {
+  const std::string path = "/tmp/kevolve-journal-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  std::ofstream(path) << "{\"time\":1,\"search\":\"other\",\"model\":\"m\",\"attempt\":1,\"status\":200,"
+                         "\"class\":\"ok\",\"input_tokens\":5,\"output_tokens\":5,\"text\":\"another search\"}\n";
+  {
+    Fixture f(4, "/tests/fixtures/problems/softmax_small/problem.toml", 0, path);
+    f.server.push({200, Server::openai_full("Let me explain softmax in words instead.", "stop", 120, 30)});
+    f.server.push({200, Server::openai_full(fenced(1), "stop", 140, 60)});
+    REQUIRE(f.seed());
+  }
+  auto entries = llm::read_journal(path, "s1");
+  REQUIRE(entries);
+  REQUIRE(entries->size() == 2);  // the other search's line is left out
+  const auto& first = (*entries)[0];
+  CHECK(first.input_tokens == 120);
+  CHECK(first.output_tokens == 30);
+  CHECK(first.text == "Let me explain softmax in words instead.");
+  CHECK(first.outcome == "not used: it contains no source defining kevolve_kernel");
+  CHECK((*entries)[1].outcome == "used: llm fixture-model (seed)");
+  const std::string shown = llm::format_journal_entry(first);
+  CHECK(shown.find("fixture-model, attempt 1, HTTP 200, ok, request chatcmpl-7, finish stop, 120 input + 30 output "
+                   "tokens\n  not used: it contains no source defining kevolve_kernel\n    Let me explain") !=
+        std::string::npos);
+  CHECK(llm::read_journal(path, "")->size() == 3);
+  std::ofstream(path, std::ios::app) << "not json\n";
+  auto bad = llm::read_journal(path, "s1");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.code() == Errc::corrupt);
+  CHECK(bad.error().find("line 6") != std::string::npos);
+  CHECK(llm::read_journal(path + ".none", "s1").code() == Errc::not_found);
+  std::remove(path.c_str());
 }

@@ -31,7 +31,7 @@ TEST_CASE("diagnoses name the failure class and what to do about it", "[diagnosi
   REQUIRE(spec);
   auto d = diagnose(scored(EvalStatus::compile_error, "compiler"), *spec,
                     "candidate.cpp:3:10: error: 'omp_get_num_threads' was not declared in this scope");
-  CHECK(d.summary == "compile error");
+  CHECK(d.summary == "compile error: candidate.cpp:3:10: error: 'omp_get_num_threads' was not declared in this scope");
   CHECK(any_has(d, "#include"));
   d = diagnose(scored(EvalStatus::incorrect, "unwritten"), *spec, "");
   CHECK(any_has(d, "tail"));
@@ -41,8 +41,9 @@ TEST_CASE("diagnoses name the failure class and what to do about it", "[diagnosi
   CHECK(d.summary.find("pointer_reuse") != std::string::npos);
   // rmsnorm_fwd moves 4*T*H*2 + 4*H bytes for 4*T*H flops: 0.5 flop/byte, memory-bound
   d = diagnose(scored(EvalStatus::ok, "", 3.0, 4.0), *spec, "");
-  CHECK(d.summary.find("memory-bound") != std::string::npos);
+  CHECK(d.summary.rfind("memory-bound by its arithmetic intensity", 0) == 0);  // no bandwidth known: no claim
   CHECK(d.summary.find("GB/s") != std::string::npos);
+  CHECK(d.summary.find("not measured") != std::string::npos);
   CHECK(any_has(d, "3.00x"));
 }
 
@@ -58,11 +59,39 @@ TEST_CASE("on the GPU the diagnosis uses the GPU benchmark size and places the k
   auto slow = diagnose(n, *spec, "", "cuda", 4000);
   CHECK(slow.summary.find("1073.8 GB/s") != std::string::npos);
   CHECK(slow.summary.find("27% of the device's measured copy bandwidth") != std::string::npos);
-  CHECK(any_has(slow, "Far below the bandwidth limit"));
+  CHECK(slow.summary.rfind("far below the memory floor: compute or latency bound", 0) == 0);
+  CHECK(any_has(slow, "threads or blocks in flight"));
+  n.candidate_ms = 0.4;  // 1342 GB/s: a third of the bandwidth
+  CHECK(diagnose(n, *spec, "", "cuda", 4000).summary.rfind("partly memory-bound", 0) == 0);
   n.candidate_ms = 0.13;
   auto near = diagnose(n, *spec, "", "cuda", 4200);
+  CHECK(near.summary.rfind("memory-bound: ", 0) == 0);
   CHECK(any_has(near, "near the bandwidth limit"));
   // The CPU benchmark shape is smaller: the same time there is a different bandwidth.
   CHECK(diagnose(n, *spec, "").summary.find("GB/s") != std::string::npos);
-  CHECK(diagnose(n, *spec, "").summary.find("copy bandwidth") == std::string::npos);
+  CHECK(diagnose(n, *spec, "").summary.find("of the device's measured copy bandwidth") == std::string::npos);
+}
+
+TEST_CASE("a kernel slowed by its arithmetic is not called memory-bound: the measured copy bandwidth decides",
+          "[diagnosis]") {
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/softmax_rows/problem.toml");
+  REQUIRE(spec);
+  // softmax_rows at the CPU size moves 67108864 bytes (0.62 flop/byte): at 1 GB/s that is 67.1 ms.
+  NodeRecord n = scored(EvalStatus::ok, "", 0.14, 67.108864);
+  auto expf_bound = diagnose(n, *spec, "", "cpu", 20);  // the machine copies at 20 GB/s
+  INFO(expf_bound.summary);
+  CHECK(expf_bound.summary.rfind("far below the memory floor: compute or latency bound", 0) == 0);
+  CHECK(expf_bound.summary.find("1.0 GB/s achieved, 5% of the device's measured copy bandwidth (20.0 GB/s)") !=
+        std::string::npos);
+  CHECK(expf_bound.summary.find("memory floor 3.36 ms, the kernel takes 67.1 ms (20.0x the floor)") !=
+        std::string::npos);
+  CHECK(any_has(expf_bound, "expf"));
+  CHECK(any_has(expf_bound, "sustain 12.5 GFLOP/s"));  // 0.625 flop/byte at 20 GB/s
+  CHECK_FALSE(any_has(expf_bound, "fuse passes"));
+  // The same problem at 16 GB/s on that machine is memory-bound, and fusing passes is the advice.
+  n.candidate_ms = 67.108864 / 16;
+  auto bound = diagnose(n, *spec, "", "cpu", 20);
+  CHECK(bound.summary.rfind("memory-bound: 16.0 GB/s achieved, 80%", 0) == 0);
+  CHECK(any_has(bound, "fuse passes"));
+  CHECK_FALSE(any_has(bound, "expf"));
 }

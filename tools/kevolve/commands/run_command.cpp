@@ -12,9 +12,11 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "actors/engine/engine.hpp"
 #include "backends/backend.hpp"
+#include "backends/device_info.hpp"
 #include "knowledge/template_library.hpp"
 #include "tools/kevolve/setup/kernelbench_setup.hpp"
 #include "tools/kevolve/setup/problem_lookup.hpp"
@@ -60,9 +62,15 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   if (!kb) return R::failure(kb.error());
   auto hw = load_hardware(root, c.hardware);
   if (!hw) return R::failure("search.hardware: " + hw.error());
+  // A GPU search names this machine's GPU until the first verdict describes the device that evaluates.
+  std::string machine;
+  if (std::string_view(backend_traits(c.backend).device) == "cuda")
+    if (const std::string gpu = device_model(c.backend, 0); !gpu.empty())
+      machine = gpu + " (this machine's first GPU; its SMs, L2 and measured copy bandwidth follow the first "
+                      "evaluated kernel)";
   auto op = std::make_shared<LlmOperator>(
       LlmOperatorSetup{*client, *prompts, spec, spec.description + " (PyTorch reference: " + spec.reference + ")",
-                       c.hardware, hw->text, *kb, c.llm_concurrency, c.backend, c.eval.threads});
+                       c.hardware, hw->text, *kb, c.llm_concurrency, c.backend, c.eval.threads, machine});
   if (!c.llm_kernel_language.empty()) {
     if (!op->kernelbench())
       return R::failure("llm.kernel_language: applies to KernelBench-format (.py) problems; " + spec.name +
