@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -11,6 +12,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "runtime/core/wire.hpp"
+#include "storage/rocks_layout.hpp"
 
 namespace kevolve {
 
@@ -27,13 +29,7 @@ bool decode_search(const std::string& b, SearchRecord& s) {
 
 namespace {
 
-// Keys: search id, a 0 byte, the node id big-endian (so a scan returns nodes in id order), [kind].
-std::string node_key(const std::string& search, uint64_t id) {
-  std::string k = search;
-  k.push_back('\0');
-  for (int i = 7; i >= 0; --i) k.push_back(static_cast<char>((id >> (8 * i)) & 0xff));
-  return k;
-}
+using rocks::node_key;
 
 // A key for people: search id, then the node id when the key has one.
 std::string printable(const std::string& key) {
@@ -55,35 +51,19 @@ uint64_t node_id_of(const std::string& key, size_t at) {
 class RocksStore : public Store {
  public:
   ~RocksStore() override {
+    // What the log holds goes into table files at a clean close, so a stopped store does not depend on
+    // its log and its MANIFEST alone (a repair rebuilds column families from table files only).
+    if (db_ && !read_only_) db_->Flush(rocksdb::FlushOptions(), handles_);
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
     handles_.clear();
     if (db_) db_->Close();
     delete db_;
   }
 
-  // One set of options for opening and repairing. A damaged write-ahead log is an error at opening, never
-  // a silent cut: only a record torn by a crash in the middle of its write (the last one) is dropped.
-  static rocksdb::Options options() {
-    rocksdb::Options o;
-    o.create_if_missing = true;
-    o.create_missing_column_families = true;
-    o.IncreaseParallelism(2);
-    o.paranoid_checks = true;
-    o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-    return o;
-  }
-
-  static std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o) {
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-    for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
-      cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
-    return cfs;
-  }
-
   static Expected<std::unique_ptr<Store>> open(const std::string& path, bool read_only) {
     using R = Expected<std::unique_ptr<Store>>;
-    const rocksdb::Options o = options();
-    const auto cfs = families(o);
+    const rocksdb::Options o = rocks::options();
+    const auto cfs = rocks::families(o);
     if (read_only && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
       const bool folder = std::filesystem::is_directory(path);
       return R::failure(
@@ -99,8 +79,10 @@ class RocksStore : public Store {
       std::filesystem::create_directories(
           std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
     }
+    const uint64_t confirmed = rocks::read_confirmed(path);  // before opening: a writer may go on
     auto s = std::make_unique<RocksStore>();
     s->path_ = path;
+    s->read_only_ = read_only;
     rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
                                    : rocksdb::DB::Open(o, path, cfs, &s->handles_, &s->db_);
     if (!st.ok()) {
@@ -115,6 +97,16 @@ class RocksStore : public Store {
           locked ? Errc::busy : Errc::io,
           "store " + path + ": " + st.ToString() + (locked ? " (is another kevolve run using this store?)" : ""));
     }
+    if (const uint64_t seq = s->db_->GetLatestSequenceNumber(); seq < confirmed) {
+      for (auto* h : s->handles_) s->db_->DestroyColumnFamilyHandle(h);
+      s->handles_.clear();
+      s->read_only_ = true;  // nothing flushed on the way out
+      return R::failure(Errc::corrupt, "store " + path + " lost confirmed writes: it holds writes up to sequence " +
+                                           std::to_string(seq) + " but writes up to " + std::to_string(confirmed) +
+                                           " were confirmed (a write-ahead log .log deleted or truncated?); nothing "
+                                           "was changed; `kevolve store repair " +
+                                           path + "` recovers what can be read and reports what was lost");
+    }
     return R(std::unique_ptr<Store>(std::move(s)));
   }
 
@@ -128,6 +120,7 @@ class RocksStore : public Store {
     wo.sync = true;
     auto st = db_->Write(wo, &wb);
     if (!st.ok()) return Status::failure(Errc::io, "store write: " + st.ToString());
+    rocks::write_confirmed(path_, db_->GetLatestSequenceNumber());
     return Status::success();
   }
 
@@ -249,6 +242,7 @@ class RocksStore : public Store {
 
   rocksdb::ColumnFamilyHandle* cf(size_t i) { return handles_[i]; }
   std::string path_;
+  bool read_only_ = false;
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
@@ -264,13 +258,62 @@ uint64_t min_free_bytes() {
   return uint64_t{64} << 20;
 }
 
-Status repair_store(const std::string& path) {
-  if (!std::filesystem::is_directory(path))
-    return Status::failure(Errc::not_found, "store " + path + ": no such folder");
-  const rocksdb::Options o = RocksStore::options();
-  auto st = rocksdb::RepairDB(path, o, RocksStore::families(o));
-  if (!st.ok()) return Status::failure(Errc::io, "repair of " + path + ": " + st.ToString());
-  return Status::success();
+namespace rocks {
+
+// One set of options for opening and repairing. A damaged write-ahead log is an error at opening, never
+// a silent cut: only a record torn by a crash in the middle of its write (the last one) is dropped. Logs
+// are tracked in the MANIFEST, so a log that was synced and then went missing or shrank is an error too.
+rocksdb::Options options() {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  o.IncreaseParallelism(2);
+  o.paranoid_checks = true;
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  o.track_and_verify_wals_in_manifest = true;
+  return o;
 }
+
+std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
+    cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+  return cfs;
+}
+
+std::string node_key(const std::string& search, uint64_t id) {
+  std::string k = search;
+  k.push_back('\0');
+  for (int i = 7; i >= 0; --i) k.push_back(static_cast<char>((id >> (8 * i)) & 0xff));
+  return k;
+}
+
+// The confirmed-writes mark: a file beside RocksDB's, rewritten (renamed into place) after each synced
+// write. Not synced itself: after a power cut it may lag, never lead, the log it describes.
+std::string confirmed_path(const std::string& store) { return store + "/KEVOLVE-CONFIRMED"; }
+
+uint64_t read_confirmed(const std::string& store) {
+  std::ifstream in(confirmed_path(store));
+  uint64_t v = 0;
+  return in >> v ? v : 0;
+}
+
+void write_confirmed(const std::string& store, uint64_t sequence) {
+  const std::string tmp = confirmed_path(store) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << sequence << "\n";
+    if (!out) return;  // no mark: a later check sees an older one, never a false alarm
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, confirmed_path(store), ec);
+}
+
+void forget_confirmed(const std::string& store) {
+  std::error_code ec;
+  std::filesystem::remove(confirmed_path(store), ec);
+}
+
+}  // namespace rocks
 
 }  // namespace kevolve

@@ -48,9 +48,18 @@ class Store {
 // (64 MiB; KEVOLVE_STORE_MIN_FREE_MB overrides, e.g. to rehearse a full disk).
 uint64_t min_free_bytes();
 
-// RocksDB's repair of the store at `path`, in place: every table file that can be read is kept, damaged
-// blocks and a damaged write-ahead log are dropped. Callers verify() afterwards to see what is left.
-Status repair_store(const std::string& path);
+// What a repair did besides RocksDB's own: records salvaged before it (read past damaged blocks, from a
+// log replayed past its damaged records) and written back after it, damaged regions skipped, notes.
+struct RepairReport {
+  int64_t salvaged = 0, damaged_regions = 0;
+  std::vector<std::string> notes;
+};
+
+// Repairs the store at `path` in place (store_repair.cpp): every record that can be read now is salvaged
+// (seeking past damaged blocks; a damaged log replayed skipping its damaged records), RocksDB's repair
+// rebuilds the MANIFEST from the table files, then the salvaged records are written back and flushed.
+// Callers verify() afterwards to see what is left.
+Status repair_store(const std::string& path, RepairReport* report = nullptr);
 
 // Record encodings (also used when records cross processes).
 std::string encode_node(const NodeRecord& n);

@@ -1,7 +1,9 @@
 #include "actors/engine/load_search.hpp"
 
 #include <cstdlib>
+#include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "actors/memory/memory_actor.hpp"
 #include "knowledge/hardware_profile.hpp"
@@ -40,7 +42,29 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
                                            "' cannot be resumed: " + existing.error() +
                                            "; refusing to start it over, which would overwrite it (choose another "
                                            "[search] id, or another store)");
-  const bool is_new = !existing;
+  // A search whose record was lost (a repaired store) while its nodes remain is rebuilt from the nodes and
+  // this config, never started over at node 1: that would overwrite them.
+  std::optional<SearchRecord> rebuilt;
+  if (!existing) {
+    Status unreadable;
+    auto orphans = store.nodes(config.search_id, &unreadable);
+    if (!unreadable)
+      return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
+                                             "' has no record and its nodes cannot be read: " + unreadable.message);
+    if (!orphans.empty()) {
+      SearchRecord r;
+      r.id = config.search_id;
+      r.problem = spec.name;
+      r.strategy = config.strategy.name;
+      r.config_text = config.text;
+      for (auto& n : orphans) r.next_node = std::max(r.next_node, n.id + 1);
+      std::cerr << "kevolve: store " << config.store << ": the record of search " << config.search_id
+                << " was lost but " << orphans.size() << " of its nodes remain: rebuilt from them and this config "
+                << "(next node " << r.next_node << ", the strategy's random state starts afresh)\n";
+      rebuilt = r;
+    }
+  }
+  const bool is_new = !existing && !rebuilt;
   if (l.lessons.evaluated() > 0 && backend_traits(config.backend).evaluates) {
     std::cerr << "kevolve: memory: " << l.lessons.summary() << "\n";
     if (is_new && config.warm_start)
@@ -51,11 +75,11 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
   setup.config = config;
   setup.config.strategy.repair = op.can_repair();  // failed nodes go back to operators that can fix them
   setup.spec = spec;
-  if (existing) {
-    if (existing->problem != spec.name)
+  if (existing || rebuilt) {
+    if (existing && existing->problem != spec.name)
       return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" +
                         existing->problem + "', not '" + spec.name + "' (choose another [search] id or store)");
-    setup.record = *existing;
+    setup.record = existing ? *existing : *rebuilt;
     Status unreadable;
     setup.nodes = store.nodes(config.search_id, &unreadable);
     if (!unreadable)
@@ -94,6 +118,20 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
         c.provenance = "resumed";
         setup.unfinished[n.id] = c;
       }
+    // Scored nodes are kept, never evaluated again; the nodes not scored when the search stopped are
+    // evaluated now — again for those whose verdict had come but was not stored yet. They are named.
+    std::vector<uint64_t> again;
+    for (auto& n : setup.nodes)
+      if (!n.scored()) again.push_back(n.id);
+    if (!setup.record.finished && (scored > 0 || !again.empty())) {
+      std::cerr << "kevolve: resuming search " << config.search_id << ": " << scored << " scored nodes kept";
+      if (!again.empty()) {
+        std::cerr << "; " << again.size() << " not scored when it stopped are evaluated again: nodes ";
+        for (size_t i = 0; i < again.size() && i < 64; ++i) std::cerr << (i ? ", " : "") << again[i];
+        if (again.size() > 64) std::cerr << ", ...";
+      }
+      std::cerr << "\n";
+    }
   } else {
     setup.record.id = config.search_id;
     setup.record.problem = spec.name;

@@ -40,19 +40,34 @@ int repair_store(const std::string& path) {
   }
   int64_t nodes_before = -1;
   if (auto before = Store::open(path, /*read_only=*/true)) nodes_before = (*before)->verify().nodes;
-  if (Status st = kevolve::repair_store(path); !st.ok()) {
+  RepairReport rr;
+  if (Status st = kevolve::repair_store(path, &rr); !st.ok()) {
     std::cerr << "kevolve store repair: " << st.message << "\n";
     return 2;
   }
-  std::cout << "repaired " << path << " in place (damaged blocks and a damaged write-ahead log dropped)\n";
+  std::cout << "repaired " << path << " in place: " << rr.salvaged << " records salvaged before RocksDB's repair"
+            << (rr.damaged_regions ? " (past " + std::to_string(rr.damaged_regions) + " damaged region(s))" : "")
+            << " and written back\n";
+  for (auto& n : rr.notes) std::cout << "note: " << n << "\n";
   const int rc = report_check("repair", path);
   if (auto after = Store::open(path, /*read_only=*/true)) {
     const int64_t nodes_after = (*after)->verify().nodes;
     if (nodes_before >= 0 && nodes_after < nodes_before)
       std::cout << (nodes_before - nodes_after) << " node record(s) lost (" << nodes_before << " readable before, "
                 << nodes_after << " now)\n";
-    else if (nodes_before < 0)
-      std::cout << nodes_after << " node record(s) readable now (the store could not be opened before the repair)\n";
+    else
+      std::cout << nodes_after << " node record(s) readable now ("
+                << (nodes_before < 0 ? std::string("the store could not be opened before the repair")
+                                     : std::to_string(nodes_before) + " before the repair")
+                << ")\n";
+    // Node ids below a search's next node without a record: lost, whatever could be read before.
+    for (auto& s : (*after)->searches()) {
+      const auto nodes = (*after)->nodes(s.id);
+      const int64_t expected = static_cast<int64_t>(s.next_node) - 1, missing = expected - int64_t(nodes.size());
+      if (missing > 0)
+        std::cout << "search " << s.id << ": " << missing << " of its " << expected
+                  << " node ids have no record (lost)\n";
+    }
   }
   std::cout << "a search resumed from this store evaluates again the candidates whose records were lost\n";
   return rc;

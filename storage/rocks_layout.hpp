@@ -1,0 +1,28 @@
+// The store's RocksDB layout, shared by store.cpp and store_repair.cpp (inside storage/ only): the options
+// every opening and repair uses, the column families in their order, and the keys of nodes and artifacts.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <rocksdb/options.h>
+
+namespace kevolve::rocks {
+
+// Column families, in the order they are opened (their index in the handles).
+enum Family : size_t { kDefault = 0, kSearches = 1, kNodes = 2, kArtifacts = 3 };
+
+rocksdb::Options options();
+std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o);
+
+// Keys: search id, a 0 byte, the node id big-endian (so a scan returns nodes in id order), [kind].
+std::string node_key(const std::string& search, uint64_t id);
+
+// The sequence number of the last write the store confirmed (synced), kept beside RocksDB's files: a store
+// that opens with less lost confirmed writes (a log deleted or cut short), which RocksDB alone does not see
+// when the log was still open. 0 when there is no mark (checkpoints, stores written before it existed).
+uint64_t read_confirmed(const std::string& store);
+void write_confirmed(const std::string& store, uint64_t sequence);
+void forget_confirmed(const std::string& store);  // after a repair: what is there now is the new truth
+
+}  // namespace kevolve::rocks
