@@ -158,3 +158,44 @@ TEST_CASE("kevolve store verify says a sound store is sound, and names a damaged
   CHECK(after.out.find("Corruption") == std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("kevolve inspect --journal prints a search's LLM requests and replies, used or not, with their tokens",
+          "[cli]") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("kevolve-cli-journal-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/run.toml") << "[search]\nproblem = \"softmax_rows\"\nid = \"s\"\noperator = \"llm\"\n"
+                                   << "[llm]\nendpoint = \"http://127.0.0.1:1/v1/chat/completions\"\nmodel = \"m\"\n"
+                                   << "[store]\npath = \"" << dir << "/store\"\n";
+  // No request was sent yet: no journal, said so.
+  auto none = run_kevolve("inspect " + dir + "/run.toml --journal");
+  CHECK(none.code == 2);
+  CHECK(none.out.find("no LLM journal") != std::string::npos);
+  std::ofstream(dir + "/store.llm-requests.jsonl")
+      << "{\"time\":1790000000,\"search\":\"s\",\"model\":\"m\",\"attempt\":1,\"status\":429,\"class\":\"transient\","
+         "\"error\":\"HTTP 429: rate limited\"}\n"
+      << "{\"time\":1790000001,\"search\":\"s\",\"model\":\"m\",\"attempt\":2,\"status\":200,\"class\":\"ok\","
+         "\"request_id\":\"req-1\",\"finish_reason\":\"length\",\"input_tokens\":900,\"output_tokens\":4096,"
+         "\"cache_creation_tokens\":0,\"cache_read_tokens\":0,\"truncated\":true,\"tool_call\":false,\"ref\":\"t-1\","
+         "\"text\":\"```cpp\\n#include\"}\n"
+      << "{\"time\":1790000001,\"search\":\"s\",\"ref\":\"t-1\",\"outcome\":\"not used: it was cut at the output "
+         "limit\"}\n"
+      << "{\"time\":1790000002,\"search\":\"other\",\"model\":\"m\",\"attempt\":1,\"status\":200,\"class\":\"ok\","
+         "\"input_tokens\":5,\"output_tokens\":5,\"text\":\"another search\"}\n";
+  auto j = run_kevolve("inspect " + dir + "/run.toml --journal");
+  INFO(j.out);
+  CHECK(j.code == 0);
+  CHECK(j.out.find("LLM journal of s (" + dir +
+                   "/store.llm-requests.jsonl): 2 requests, 1 replies (0 used), 900 "
+                   "input + 4096 output + 0 estimated tokens") != std::string::npos);
+  CHECK(j.out.find("m, attempt 1, HTTP 429, transient\n    HTTP 429: rate limited") != std::string::npos);
+  CHECK(j.out.find("m, attempt 2, HTTP 200, ok, request req-1, finish length, 900 input + 4096 output tokens, cut at "
+                   "the token limit\n  not used: it was cut at the output limit\n    ```cpp") != std::string::npos);
+  CHECK(j.out.find("another search") == std::string::npos);
+  // Without --journal a node id is needed.
+  auto bare = run_kevolve("inspect " + dir + "/run.toml");
+  CHECK(bare.code == 2);
+  CHECK(bare.out.find("a node id is required (or --journal)") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
