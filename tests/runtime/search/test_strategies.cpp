@@ -321,3 +321,19 @@ TEST_CASE("the template operator respects constraints and never repeats a parame
   // 44 with this seed), not stop after a few.
   CHECK(made >= 40);
 }
+
+TEST_CASE("best_k: the k best correct nodes, best first, lowest id on ties", "[graph]") {
+  SearchGraph g;
+  const double fitness[] = {1.5, 0, 2.5, 1.5, 0.9};  // node 2 incorrect
+  for (uint64_t id = 1; id <= 5; ++id) {
+    NodeRecord n;
+    n.id = id;
+    n.state = NodeState::scored;
+    n.status = id == 2 ? EvalStatus::incorrect : EvalStatus::ok;
+    n.fitness = fitness[id - 1];
+    g.upsert(n);
+  }
+  CHECK(g.best_k(3) == std::vector<uint64_t>{3, 1, 4});
+  CHECK(g.best_k(10) == std::vector<uint64_t>{3, 1, 4, 5});
+  CHECK(g.best_k(1) == std::vector<uint64_t>{*g.best()});
+}
