@@ -16,6 +16,7 @@ packages=(
   libcaf-dev                                # the actor engine (actors/ only)
   catch2                                    # tests
   iproute2                                  # the cluster's network-cut test (ip netns; skipped without the privilege)
+  chromium                                  # the dashboard's browser test (headless; ~122 MB download, ~411 MB installed)
   hipcc libamdhip64-dev libamd-comgr-dev rocm-device-libs rocminfo rocm-smi  # AMD: HIP builds for gfx90a/gfx908/gfx1030
                                             # and the HIP worker (ROCm 5.2; ~67 MB download, ~270 MB installed)
 )

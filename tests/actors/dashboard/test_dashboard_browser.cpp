@@ -1,0 +1,184 @@
+// The dashboard in a real browser: headless Chromium (Debian's `chromium`) loads the page of a real
+// `kevolve run --serve` (null backend) and the report.html it writes, runs their scripts, and the test
+// reads the DOM Chromium dumps after the page's requests have settled (--virtual-time-budget). Screenshots
+// of each page go to build/test-artifacts/dashboard-browser/ (the path is printed). Without chromium the
+// test says it is skipped. Under automation (navigator.webdriver) the page polls /api/searches every 3 s
+// instead of holding the event stream open, which would keep virtual time from ever running out.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "dashboard_test_helpers.hpp"
+#include "tests/test_support/skip.hpp"
+
+using namespace kevolve::dashboard_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// $KEVOLVE_CHROMIUM, else `chromium` or `chromium-browser` on the PATH; "" when there is none.
+std::string find_chromium() {
+  if (const char* e = std::getenv("KEVOLVE_CHROMIUM"); e && *e) return access(e, X_OK) == 0 ? e : "";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    for (const char* name : {"chromium", "chromium-browser"}) {
+      const std::string p = d + "/" + name;
+      if (access(p.c_str(), X_OK) == 0) return p;
+    }
+  return "";
+}
+
+std::string artefact_dir() {
+  const fs::path dir = fs::path(KEVOLVE_BIN_DIR).parent_path() / "test-artifacts" / "dashboard-browser";
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+struct Page {
+  int rc = -1;
+  std::string dom, log;
+};
+
+// One headless Chromium run on `url` (a profile of its own under `dir`, so the cookie that ?token= sets
+// lives only for this run): the DOM after the page's scripts and requests, and a screenshot to `shot`.
+Page load(const std::string& chromium, const std::string& dir, const std::string& url, const std::string& shot) {
+  static int n = 0;
+  const std::string base = dir + "/chromium-" + std::to_string(++n);
+  const std::string out = base + ".dom", err = base + ".log";
+  std::vector<std::string> args{chromium, "--headless", "--enable-automation", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                                "--hide-scrollbars", "--user-data-dir=" + base + "-profile", "--window-size=1400,1000",
+                                // Virtual time waits for the page's fetches; the event stream never ends, so
+                                // the budget (virtual, not wall-clock) bounds how long the page runs.
+                                "--virtual-time-budget=5000", "--screenshot=" + shot, "--dump-dom", url};
+  if (geteuid() == 0) args.insert(args.begin() + 1, "--no-sandbox");  // Chromium refuses root otherwise
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen(out.c_str(), "w", stdout);
+    freopen(err.c_str(), "w", stderr);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  Page p;
+  p.rc = wait_exit(pid, 180);
+  p.dom = slurp(out);
+  p.log = slurp(err);
+  std::cout << "chromium " << url.substr(0, url.find("token=")) << (url.find("token=") != std::string::npos ? "token=..." : "")
+            << " -> exit " << p.rc << ", " << p.dom.size() << " bytes of DOM, screenshot " << shot << std::endl;
+  if (p.rc != 0) std::cout << p.log << std::endl;
+  return p;
+}
+
+// "evaluated N" of the search view's summary, or the searches table's evaluated cell; -1 when absent.
+int64_t shown_evaluated(const std::string& dom) {
+  std::smatch m;
+  if (std::regex_search(dom, m, std::regex("evaluated ([0-9]+) \\(correct"))) return std::stoll(m[1]);
+  if (std::regex_search(dom, m, std::regex("<td class=\"n evaluated\">([0-9]+)</td>"))) return std::stoll(m[1]);
+  return -1;
+}
+
+int64_t api_evaluated(uint16_t port) {
+  auto r = http(port, "GET", "/api/searches", {bearer()});
+  return r.status == 200 ? field(r.body, "evaluated") : -1;
+}
+
+std::string api_state(uint16_t port) {
+  auto r = http(port, "GET", "/api/searches", {bearer()});
+  std::smatch m;
+  return std::regex_search(r.body, m, std::regex("\"state\":\"([a-z]+)\"")) ? std::string(m[1]) : "";
+}
+
+}  // namespace
+
+TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and report.html", "[dashboard][browser]") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    kevolve::test::say_skipped(
+        "no chromium ($KEVOLVE_CHROMIUM, or chromium / chromium-browser on the PATH; Debian: apt-get install "
+        "--no-install-recommends chromium)");
+    return;
+  }
+  const std::string shots = artefact_dir();
+  std::cout << "screenshots: " << shots << std::endl;
+  TempDir t;
+  const std::string log = t.path + "/run.log", out = t.path + "/out", cfg = t.path + "/run.toml";
+  std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\nid = \"dash-test\"\nbackend = \"null\"\noperator = \"null\"\n"
+                        "max_in_flight = 2\nbuild_workers = 1\n\n[strategy]\nname = \"greedy\"\n\n[budget]\n"
+                        "evaluations = 100000\n\n[store]\npath = \""
+                     << t.path << "/store\"\ncheckpoint_seconds = 0\n\n[null]\ndelay_ms = 20\n";
+  const pid_t run = spawn({bin("kevolve"), "run", cfg, "--serve", "127.0.0.1:0", "--out", out}, log);
+  uint16_t port = 0;
+  REQUIRE(wait_for([&] { return (port = dashboard_port(log)) != 0; }, 60));
+  REQUIRE(wait_for([&] { return api_evaluated(port) > 0; }, 60));
+  const std::string site = "http://127.0.0.1:" + std::to_string(port);
+
+  // Without the token, or with a wrong one: 401, and the browser gets no page.
+  CHECK(http(port, "GET", "/").status == 401);
+  for (auto* target : {"/", "/?token=not-the-token-0123456789"}) {
+    auto p = load(chromium, t.path, site + target, shots + (target[1] ? "/401-wrong-token.png" : "/401-no-token.png"));
+    CHECK(p.dom.find("id=\"main\"") == std::string::npos);
+    CHECK(p.dom.find("dash-test") == std::string::npos);  // Chromium: "Page load failed: ...RESPONSE_CODE_FAILURE"
+  }
+
+  // With it (?token= once: a cookie, then the page): the searches list shows the running search.
+  auto list = load(chromium, t.path, site + "/?token=" + kToken, shots + "/searches.png");
+  CHECK(list.rc == 0);
+  CHECK(list.dom.find("<tr data-search=\"dash-test\">") != std::string::npos);
+  CHECK(list.dom.find("<td class=\"state\">running</td>") != std::string::npos);
+  const int64_t first = shown_evaluated(list.dom);
+  CHECK(first > 0);
+
+  // Later, the search's own view (with node 1 picked, by the address) shows a higher count, the curve,
+  // the tree, and node 1's source.
+  REQUIRE(wait_for([&] { return api_evaluated(port) > first; }, 60));
+  auto view = load(chromium, t.path, site + "/?token=" + kToken + "#/search/dash-test/node/1", shots + "/search.png");
+  CHECK(view.rc == 0);
+  CHECK(view.dom.find("<h2>dash-test</h2>") != std::string::npos);
+  CHECK(view.dom.find("class=\"kv-curve\"") != std::string::npos);
+  CHECK(view.dom.find("class=\"kv-tree\"") != std::string::npos);
+  CHECK(view.dom.find("data-node=\"1\"") != std::string::npos);
+  CHECK(view.dom.find("<summary>source</summary>") != std::string::npos);
+  const int64_t second = shown_evaluated(view.dom);
+  CHECK(second > first);
+  CHECK(view.dom.find("data-action=\"pause\"") != std::string::npos);
+
+  // Paused (through the page's own endpoint): the page says so, offers resume, and the count stands still.
+  REQUIRE(http(port, "POST", "/api/search/dash-test/pause", {bearer()}).status == 200);
+  REQUIRE(wait_for([&] { return api_state(port) == "paused"; }, 30));
+  int64_t settled = -1;
+  REQUIRE(wait_for(
+      [&] {
+        const int64_t a = api_evaluated(port);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        return a == (settled = api_evaluated(port)) && api_state(port) == "paused";
+      },
+      60));
+  auto paused = load(chromium, t.path, site + "/?token=" + kToken + "#/search/dash-test", shots + "/paused.png");
+  CHECK(paused.dom.find("| paused |") != std::string::npos);
+  CHECK(paused.dom.find("data-action=\"resume\"") != std::string::npos);
+  CHECK(shown_evaluated(paused.dom) == settled);
+  std::cout << "evaluated as the page showed it: " << first << ", later " << second << ", paused " << settled
+            << std::endl;
+  auto still = load(chromium, t.path, site + "/?token=" + kToken + "#/search/dash-test", shots + "/paused-later.png");
+  CHECK(shown_evaluated(still.dom) == settled);
+
+  REQUIRE(http(port, "POST", "/api/search/dash-test/cancel", {bearer()}).status == 200);
+  REQUIRE(wait_exit(run, 120) == 0);
+
+  // report.html over file://: the top table, the search view, and the best node's details.
+  const std::string report = out + "/report.html";
+  REQUIRE(fs::exists(report));
+  auto r = load(chromium, t.path, "file://" + report, shots + "/report.png");
+  CHECK(r.rc == 0);
+  CHECK(r.dom.find("id=\"top-table\"") != std::string::npos);
+  CHECK(r.dom.find("<h2>dash-test</h2>") != std::string::npos);
+  CHECK(r.dom.find("class=\"kv-curve\"") != std::string::npos);
+  CHECK(r.dom.find("class=\"kv-tree\"") != std::string::npos);
+  CHECK(r.dom.find("class=\"kv-box kv-node\"") != std::string::npos);
+  CHECK(r.dom.find("<summary>source</summary>") != std::string::npos);
+  CHECK(shown_evaluated(r.dom) > 0);
+  for (auto* png : {"searches.png", "search.png", "paused.png", "report.png"}) CHECK(fs::file_size(shots + "/" + png) > 0);
+}
