@@ -37,6 +37,33 @@ std::string make_build_dir() {
   return mkdtemp(pattern.data()) ? pattern : std::string();
 }
 
+bool start_build(const Candidate& c, const EvalOptions& o, const std::string& language,
+                 const std::string& backend_words, const std::optional<harness::ScanFinding>& refused,
+                 BuiltCandidate& b) {
+  b.entry = c.entry;
+  if (c.language != language) {
+    b.verdict = make_verdict(EvalStatus::harness_error, "language",
+                             "the " + backend_words + " backend builds candidates in '" + language +
+                                 "'; this one is in '" + c.language + "'",
+                             o.detectors);
+    return false;
+  }
+  if (o.detectors.on(Detector::isolation) && refused) {
+    b.verdict = make_verdict(EvalStatus::rejected, "isolation",
+                             "line " + std::to_string(refused->line) + ": '" + refused->construct +
+                                 "' is not allowed in a kernel (" + refused->why + ")",
+                             o.detectors);
+    return false;
+  }
+  b.dir = make_build_dir();
+  if (b.dir.empty()) {
+    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR",
+                             o.detectors);
+    return false;
+  }
+  return true;
+}
+
 void remove_build_dir(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ec;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/harness/source_scan.hpp"
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/eval_request.hpp"
 
@@ -49,5 +50,12 @@ const char* kernel_abi_header();
 // Shared by the implementations: a decided result, and a fresh private folder under $TMPDIR ("" on failure).
 EvalResult make_verdict(EvalStatus s, std::string reason, std::string message, const DetectorSet& d);
 std::string make_build_dir();
+
+// The steps every build step starts with: the candidate is in `language` (`backend_words` names the backend
+// in the message), the source scan found nothing (`refused`, consulted only with the isolation detector on),
+// and a private build folder exists. False with b.verdict set when one fails; else b.entry and b.dir are set.
+bool start_build(const Candidate& c, const EvalOptions& o, const std::string& language,
+                 const std::string& backend_words, const std::optional<harness::ScanFinding>& refused,
+                 BuiltCandidate& b);
 
 }  // namespace kevolve

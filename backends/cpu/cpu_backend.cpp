@@ -7,26 +7,7 @@ namespace kevolve::cpu {
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
-  b.entry = c.entry;
-  if (c.language != "cpp") {
-    b.verdict = make_verdict(EvalStatus::harness_error, "language",
-                             "the CPU backend builds C++ candidates; this one is '" + c.language + "'", o.detectors);
-    return b;
-  }
-  if (o.detectors.on(Detector::isolation))
-    if (auto f = harness::scan_source(c.source)) {
-      b.verdict = make_verdict(
-          EvalStatus::rejected, "isolation",
-          "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
-          o.detectors);
-      return b;
-    }
-  b.dir = make_build_dir();
-  if (b.dir.empty()) {
-    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR",
-                             o.detectors);
-    return b;
-  }
+  if (!start_build(c, o, "cpp", "CPU", harness::scan_source(c.source), b)) return b;
   b.build = compile_cpu(c, b.dir);
   if (!b.build.ok) {
     const auto first = b.build.log.find("error");

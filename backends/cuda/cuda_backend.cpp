@@ -58,26 +58,7 @@ std::string cuda_worker_path() {
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
-  b.entry = c.entry;
-  if (c.language != "cuda") {
-    b.verdict = make_verdict(EvalStatus::harness_error, "language",
-                             "the CUDA backend builds CUDA candidates; this one is '" + c.language + "'", o.detectors);
-    return b;
-  }
-  if (o.detectors.on(Detector::isolation))
-    if (auto f = harness::scan_tokens(c.source, forbidden())) {
-      b.verdict = make_verdict(
-          EvalStatus::rejected, "isolation",
-          "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
-          o.detectors);
-      return b;
-    }
-  b.dir = make_build_dir();
-  if (b.dir.empty()) {
-    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR",
-                             o.detectors);
-    return b;
-  }
+  if (!start_build(c, o, "cuda", "CUDA", harness::scan_tokens(c.source, forbidden()), b)) return b;
   b.build = compile_cuda(c, b.dir, o.arch);
   if (!b.build.ok) {
     const bool missing = b.build.log.find("not available on this machine") != std::string::npos ||

@@ -65,26 +65,7 @@ std::string unavailable_reason(const std::string& worker) {
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
-  b.entry = c.entry;
-  if (c.language != "hip") {
-    b.verdict = make_verdict(EvalStatus::harness_error, "language",
-                             "the HIP backend builds HIP candidates; this one is '" + c.language + "'", o.detectors);
-    return b;
-  }
-  if (o.detectors.on(Detector::isolation))
-    if (auto f = harness::scan_tokens(c.source, forbidden())) {
-      b.verdict = make_verdict(
-          EvalStatus::rejected, "isolation",
-          "line " + std::to_string(f->line) + ": '" + f->construct + "' is not allowed in a kernel (" + f->why + ")",
-          o.detectors);
-      return b;
-    }
-  b.dir = make_build_dir();
-  if (b.dir.empty()) {
-    b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR",
-                             o.detectors);
-    return b;
-  }
+  if (!start_build(c, o, "hip", "HIP", harness::scan_tokens(c.source, forbidden()), b)) return b;
   HipBuild h = compile_hip(c.source, b.dir, o.arch);
   b.build = h.build;
   if (!b.build.ok) {

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -197,6 +198,21 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
                 " (the candidate called exit?)"};
   return {EvalStatus::runtime_error, "exit", "the runner disappeared" + when};
 }
+
+namespace {
+int64_t schedstat_wait(const std::string& path) {
+  std::ifstream f(path);
+  int64_t on_cpu = 0, waiting = -1;
+  if (!(f >> on_cpu >> waiting)) return -1;
+  return waiting;
+}
+}  // namespace
+
+int64_t RunnerProcess::waited_ns() const {
+  return pid_ > 0 ? schedstat_wait("/proc/" + std::to_string(pid_) + "/schedstat") : -1;
+}
+
+int64_t this_thread_waited_ns() { return schedstat_wait("/proc/thread-self/schedstat"); }
 
 std::string RunnerProcess::log_tail() {
   if (err_ >= 0) drain_stderr();

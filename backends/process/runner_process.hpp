@@ -38,6 +38,9 @@ struct RunnerSpawn {
       "its runner was killed";
 };
 
+// The same count for the calling thread (the evaluator's own waits for a CPU), -1 where unknown.
+int64_t this_thread_waited_ns();
+
 class RunnerProcess {
  public:
   RunnerProcess() = default;
@@ -58,6 +61,12 @@ class RunnerProcess {
   // that its leftovers cannot run while the evaluator times something else. Only between frames.
   void pause();
   void resume();
+  // The runner's pid while it runs (-1 otherwise).
+  pid_t pid() const { return pid_; }
+  // Nanoseconds the runner's main thread has spent runnable but waiting for a CPU since it started, from
+  // the kernel's /proc/<pid>/schedstat (read here, on the trusted side); -1 where the kernel does not say.
+  int64_t waited_ns() const;
+
   // The last 4000 bytes the runner wrote to stderr.
   std::string log_tail();
   // Closes the command pipe, gives the runner `grace_s` to exit on its own, then kills its group.

@@ -41,6 +41,8 @@ class RunnerProcess {
   // The tail of what the runner wrote to stderr (compiler-like diagnostics, "terminate called ...").
   std::string log_tail() { return proc_.log_tail(); }
   void stop() { proc_.stop(); }
+  // See process::RunnerProcess::waited_ns.
+  int64_t waited_ns() const { return proc_.waited_ns(); }
 
  private:
   process::RunnerProcess proc_;

@@ -5,6 +5,10 @@
 // the case names it and switches it off too, so each detector is still shown to be the one that acts.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+#include <algorithm>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -92,6 +96,26 @@ TEST_CASE("the seccomp half of isolation stops what the source scan does not see
   CHECK(r.status == EvalStatus::rejected);
   CHECK(r.reason == "isolation");
   CHECK(r.message.find("SIGSYS") != std::string::npos);
+}
+
+TEST_CASE("an honest candidate on a machine busy with other work is never called a cheater", "[cheaters]") {
+  // Twice as many spinning threads as cores, for the whole evaluation: the runner is descheduled between its
+  // calls, so the evaluator's clock runs ahead of the runner's. That may make the timing worthless (harness
+  // error "busy"), never the candidate a cheat.
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  const unsigned n = 2 * std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < n; ++i)
+    spinners.emplace_back([&stop] {
+      volatile uint64_t x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  const EvalResult r = eval_file(kSmall, "problems/core/softmax_rows/naive.cpp");
+  stop = true;
+  for (auto& t : spinners) t.join();
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status != EvalStatus::rejected);
+  CHECK((r.status == EvalStatus::ok || (r.status == EvalStatus::harness_error && r.reason == "busy")));
 }
 
 TEST_CASE("an honest candidate passes with every detector on", "[cheaters]") {
