@@ -6,12 +6,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "actors/engine/engine.hpp"
 #include "tools/kevolve/setup/problem_lookup.hpp"
+#include "runtime/core/host_port.hpp"
 #include "runtime/core/json.hpp"
 #include "runtime/operators/null_operator.hpp"
 #include "runtime/search/greedy.hpp"
@@ -37,7 +40,9 @@ struct Measure {
 };
 
 // Runs one null-backend search in a child process (so memory figures do not mix) and measures it.
-Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candidates, int in_flight) {
+// `dashboard`: serve the web dashboard while it runs (clients can poll it during the measurement).
+Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candidates, int in_flight,
+                const dashboard::ServerOptions* dashboard = nullptr) {
   int p[2];
   if (pipe(p) != 0) return {};
   const pid_t pid = fork();
@@ -59,6 +64,7 @@ Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candi
     Measure m;
     m.rss_start_kb = rss_kb();
     EngineOptions eo;
+    eo.dashboard = dashboard;
     eo.progress = [&](const SearchStatus& s) {
       m.peak_in_flight = std::max(m.peak_in_flight, s.in_flight);
       m.rss_peak_kb = std::max(m.rss_peak_kb, rss_kb());
@@ -80,7 +86,25 @@ Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candi
   return m;
 }
 
-int bench_engine(int64_t candidates, int in_flight, bool as_json) {
+int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::string& serve) {
+  std::optional<dashboard::ServerOptions> dash;
+  if (!serve.empty()) {
+    auto addr = parse_host_port(serve, true);
+    const char* token = std::getenv("KEVOLVE_DASHBOARD_TOKEN");
+    if (!addr || addr->first != "127.0.0.1") {
+      std::cerr << "kevolve bench engine: --serve takes 127.0.0.1:PORT\n";
+      return 2;
+    }
+    if (!token || std::string(token).size() < 16) {
+      std::cerr << "kevolve bench engine: --serve needs a token of at least 16 characters in "
+                   "$KEVOLVE_DASHBOARD_TOKEN\n";
+      return 2;
+    }
+    dash.emplace();
+    dash->host = addr->first;
+    dash->port = addr->second;
+    dash->token = token;
+  }
   auto spec = resolve_problem("gelu", {});
   if (!spec) {
     std::cerr << "kevolve bench engine: " << spec.error() << "\n";
@@ -96,7 +120,7 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json) {
     std::cerr << "kevolve: " << candidates << " candidates through the actor pipeline with up to " << in_flight
               << " in flight (null backend, RocksDB store in " << dir << ")...\n";
   const Measure small = measure(*spec, dir + "/small", candidates, 100);
-  const Measure big = measure(*spec, dir + "/big", candidates, in_flight);
+  const Measure big = measure(*spec, dir + "/big", candidates, in_flight, dash ? &*dash : nullptr);
   // Resume: reopen the finished store and rebuild the graph and the strategy's state from it.
   const auto t0 = std::chrono::steady_clock::now();
   int64_t loaded = 0;
@@ -160,7 +184,11 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(101, 10000000));
   engine->add_flag("--json", *as_json, "Print one JSON object");
-  engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json); });
+  auto serve = std::make_shared<std::string>();
+  engine->add_option("--serve", *serve,
+                     "Serve the web dashboard on 127.0.0.1:PORT during the measured run (port 0: any free port; "
+                     "the token comes from $KEVOLVE_DASHBOARD_TOKEN), to measure the engine with pages open");
+  engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json, *serve); });
   add_directed_bench(*bench, exit_code);
 }
 
