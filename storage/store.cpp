@@ -53,7 +53,7 @@ class RocksStore : public Store {
   ~RocksStore() override {
     // What the log holds goes into table files at a clean close, so a stopped store does not depend on
     // its log and its MANIFEST alone (a repair rebuilds column families from table files only).
-    if (db_ && !read_only_) db_->Flush(rocksdb::FlushOptions(), handles_);
+    if (db_ && !read_only_ && failed_.ok()) db_->Flush(rocksdb::FlushOptions(), handles_);
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
     handles_.clear();
     if (db_) db_->Close();
@@ -118,8 +118,17 @@ class RocksStore : public Store {
     for (auto& e : b.artifacts) wb.Put(cf(3), node_key(e.search, e.artifact.node) + e.artifact.kind, e.artifact.text);
     rocksdb::WriteOptions wo;
     wo.sync = true;
+    if (!failed_.ok()) return failed_;
     auto st = db_->Write(wo, &wb);
-    if (!st.ok()) return Status::failure(Errc::io, "store write: " + st.ToString());
+    if (!st.ok()) {
+      // Fail-stop: after a failed write (a full disk: the reserve was not enough) RocksDB is asked to write
+      // nothing more, nor to flush at close. The log holds every confirmed write; the same command resumes
+      // once space is freed. (Debian's RocksDB 7.8.3 may abort on an assertion inside the failing write
+      // itself — docs/benchmarks/durability.md — which is why the reserve stops writes before the disk is full.)
+      failed_ = Status::failure(Errc::io, "store " + path_ + ": a write failed (" + st.ToString() +
+                                              "); nothing more is written; free space, then run the same command");
+      return failed_;
+    }
     rocks::write_confirmed(path_, db_->GetLatestSequenceNumber());
     return Status::success();
   }
@@ -243,6 +252,7 @@ class RocksStore : public Store {
   rocksdb::ColumnFamilyHandle* cf(size_t i) { return handles_[i]; }
   std::string path_;
   bool read_only_ = false;
+  Status failed_;  // the first failed write, after which none is tried
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };

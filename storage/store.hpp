@@ -52,6 +52,10 @@ uint64_t min_free_bytes();
 // log replayed past its damaged records) and written back after it, damaged regions skipped, notes.
 struct RepairReport {
   int64_t salvaged = 0, damaged_regions = 0;
+  // The sequence of the last write the store confirmed (0: no mark) and the last one the salvage could
+  // read (-1: the store could not be read): the writes between are lost.
+  uint64_t confirmed = 0;
+  int64_t readable_sequence = -1;
   std::vector<std::string> notes;
 };
 

@@ -64,6 +64,7 @@ rocksdb::Status salvage(const std::string& path, rocksdb::WALRecoveryMode mode, 
   rocksdb::DB* db = nullptr;
   auto st = rocksdb::DB::OpenForReadOnly(o, path, rocks::families(o), &handles, &db);
   if (!st.ok()) return st;
+  r.readable_sequence = static_cast<int64_t>(db->GetLatestSequenceNumber());
   bool complete = true;
   for (size_t f = rocks::kSearches; f <= rocks::kArtifacts; ++f)
     r.damaged_regions += salvage_family(db, handles[f], f, out, complete);
@@ -80,6 +81,7 @@ Status repair_store(const std::string& path, RepairReport* report) {
   RepairReport& r = report ? *report : local;
   if (!std::filesystem::is_directory(path))
     return Status::failure(Errc::not_found, "store " + path + ": no such folder");
+  r.confirmed = rocks::read_confirmed(path);
   // 1. Salvage: the records readable now; with a damaged log, its records before and after the damage.
   Records saved;
   auto st = salvage(path, rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords, saved, r);

@@ -380,8 +380,13 @@ TEST_CASE("a log cut short or deleted after its writes were confirmed is reporte
       CHECK(s.error().find("lost confirmed writes") != std::string::npos);
       CHECK(s.error().find("kevolve store repair " + dir) != std::string::npos);
     }
-    // The repair keeps what is there and makes it the store's state again.
-    REQUIRE(repair_store(dir).ok());
+    // The repair keeps what is there, says how many confirmed writes are missing, and makes what is there
+    // the store's state again.
+    RepairReport r;
+    REQUIRE(repair_store(dir, &r).ok());
+    CHECK(r.confirmed > 0);
+    CHECK(r.readable_sequence >= 0);
+    CHECK(static_cast<uint64_t>(r.readable_sequence) < r.confirmed);
     auto repaired = Store::open(dir);
     REQUIRE(repaired);
     CHECK((*repaired)->nodes("s").size() < 200);

@@ -49,6 +49,13 @@ int repair_store(const std::string& path) {
             << (rr.damaged_regions ? " (past " + std::to_string(rr.damaged_regions) + " damaged region(s))" : "")
             << " and written back\n";
   for (auto& n : rr.notes) std::cout << "note: " << n << "\n";
+  if (rr.confirmed > 0 && rr.readable_sequence < 0)
+    std::cout << "lost: unknown: writes up to sequence " << rr.confirmed
+              << " were confirmed, and the store could not be read before the repair\n";
+  else if (rr.confirmed > static_cast<uint64_t>(rr.readable_sequence))
+    std::cout << "lost: " << (rr.confirmed - static_cast<uint64_t>(rr.readable_sequence))
+              << " confirmed record writes (searches, nodes, artifacts; sequences " << rr.readable_sequence + 1
+              << " to " << rr.confirmed << ") are not in the store\n";
   const int rc = report_check("repair", path);
   if (auto after = Store::open(path, /*read_only=*/true)) {
     const int64_t nodes_after = (*after)->verify().nodes;
