@@ -71,6 +71,8 @@ var KV = (function () {
     if (step < raw) step *= 2;
     var out = [];
     for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(10));
+    // The last tick at or above `hi`, so that nothing drawn up to `hi` falls outside the axis.
+    if (out.length && out[out.length - 1] < hi - step * 1e-9) out.push(+(out[out.length - 1] + step).toFixed(10));
     return out;
   }
   function legend() {
@@ -84,8 +86,9 @@ var KV = (function () {
 
   // Best-so-far over evaluations, with both axes ticked and the baselines dashed.
   function curve(search, onPick) {
-    var W = 640, H = 260, L = 56, R = 110, T = 12, B = 40;
-    var pts = search.curve || [], last = pts.length ? pts[pts.length - 1][0] : 0;
+    var W = 680, H = 260, L = 56, R = 150, T = 12, B = 40;
+    // The curve runs to the latest evaluation, not only to the latest improvement.
+    var pts = search.curve || [], last = Math.max(pts.length ? pts[pts.length - 1][0] : 0, search.evaluated || 0);
     var ymax = 1;
     pts.forEach(function (p) { ymax = Math.max(ymax, p[1]); });
     (search.baselines || []).forEach(function (b) { ymax = Math.max(ymax, b.speedup); });
@@ -118,6 +121,7 @@ var KV = (function () {
     if (pts.length) {
       var d = 'M' + x(0) + ',' + y(0), prev = 0;
       pts.forEach(function (p) { d += ' L' + x(p[0]) + ',' + y(prev) + ' L' + x(p[0]) + ',' + y(p[1]); prev = p[1]; });
+      d += ' L' + x(last) + ',' + y(prev);
       s.appendChild(sv('path', {d: d, fill: 'none', stroke: '#2e7d32', 'stroke-width': 2}));
       pts.forEach(function (p) {
         if (!p[2]) return;
@@ -132,7 +136,7 @@ var KV = (function () {
 
   // The statuses of the evaluations, slice by slice (stacked bars).
   function mix(search) {
-    var W = 640, H = 90, L = 56, R = 110, s = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: W, height: H});
+    var W = 680, H = 90, L = 56, R = 150, s = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: W, height: H});
     var slices = search.mix || [], lo = 0, total = slices.length ? slices[slices.length - 1].upto : 0;
     slices.forEach(function (m) {
       var n = m.upto - lo, x0 = L + (W - L - R) * lo / total, w = (W - L - R) * n / total, acc = 0;
