@@ -120,6 +120,52 @@ TEST_CASE("a search whose stored record or nodes cannot be read is refused, not 
   fs::remove_all(dir);
 }
 
+TEST_CASE("a search whose record was lost but whose nodes remain is rebuilt from them, not started over", "[engine]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-orphans-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 12);
+  c.budget.max_evaluations = 12;
+  REQUIRE(run_search(c, gelu(), std::make_shared<NullOperator>(), {}));
+  std::map<uint64_t, NodeRecord> first;
+  {
+    auto store = Store::open(dir, true);
+    REQUIRE(store);
+    for (auto& n : (*store)->nodes(c.search_id)) first[n.id] = n;
+  }
+  REQUIRE(first.size() >= 12);
+  test::delete_raw(dir, "searches", c.search_id);  // what a repair leaves when the record's block was lost
+  c.budget.max_evaluations = 30;
+  c.null_ledger = dir + ".ledger";  // every evaluation of this run: none of the 12 scored nodes again
+  auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 30);
+  {
+    std::ifstream ledger(c.null_ledger);
+    std::string search;
+    uint64_t id = 0;
+    int lines = 0;
+    while (ledger >> search >> id) {
+      ++lines;
+      CHECK(id > 12);
+    }
+    CHECK(lines >= 18);
+  }
+  fs::remove(c.null_ledger);
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  auto record = (*store)->search(c.search_id);
+  REQUIRE(record);  // rebuilt and saved
+  std::map<uint64_t, NodeRecord> after;
+  for (auto& n : (*store)->nodes(c.search_id)) after[n.id] = n;
+  for (auto& [id, n] : first) {  // the earlier nodes kept as they were: no id reused
+    REQUIRE(after.count(id));
+    CHECK(after[id].fitness == n.fitness);
+    CHECK(after[id].params == n.params);
+  }
+  CHECK(after.size() >= 30);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a search with a larger budget continues from the stored graph", "[engine]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-grow-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);

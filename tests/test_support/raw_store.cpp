@@ -53,6 +53,18 @@ void put_raw(const std::string& dir, const std::string& family, const std::strin
   if (!st.ok()) throw std::runtime_error("put_raw: " + st.ToString());
 }
 
+void delete_raw(const std::string& dir, const std::string& family, const std::string& key) {
+  Opened s;
+  open_store(dir, s);
+  size_t i = 0;
+  while (i < s.cfs.size() && s.cfs[i].name != family) ++i;
+  if (i == s.cfs.size()) throw std::runtime_error("delete_raw: no column family " + family);
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  auto st = s.db->Delete(wo, s.handles[i], key);
+  if (!st.ok()) throw std::runtime_error("delete_raw: " + st.ToString());
+}
+
 std::string node_key(const std::string& search, uint64_t id) {
   std::string k = search;
   k.push_back('\0');

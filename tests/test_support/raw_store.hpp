@@ -9,6 +9,8 @@ namespace kevolve::test {
 // The store at `dir` must not be open elsewhere. `family`: searches | nodes | artifacts.
 void put_raw(const std::string& dir, const std::string& family, const std::string& key, const std::string& bytes);
 
+// Removes one record, as a repair that could not keep it leaves the store.
+void delete_raw(const std::string& dir, const std::string& family, const std::string& key);
 // Moves everything the store holds into table (.sst) files, as RocksDB does on its own once a store grows.
 void flush_tables(const std::string& dir);
 
