@@ -71,7 +71,7 @@ void diagnose_speed(const NodeRecord& n, const ProblemSpec& spec, const std::str
                 : "Below the bandwidth limit: vectorise the loads and stores, use every thread the evaluation gives "
                   "the kernel, and check that the arithmetic per element is not what holds it back.");
       } else {
-        d.summary = "far below the memory floor: compute or latency bound: " + facts;
+        d.summary = "far below the memory floor: compute- or latency-bound: " + facts;
         d.directives.push_back(
             fmt("Memory is not what limits it: the kernel moves its bytes at %.0f%% of what the device copies, so "
                 "fusing passes or saving bytes will not help yet. To run at the memory floor it would have to "

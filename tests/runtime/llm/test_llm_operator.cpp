@@ -296,7 +296,7 @@ TEST_CASE("prompts: the best k kernels with their code, a diagnosis against the 
   CHECK(n2 != std::string::npos);
   CHECK((n4 < n3 && n3 < n2));                              // best first
   CHECK(user.find("Node 1, 1.100x") == std::string::npos);  // only k of them
-  CHECK(user.find("far below the memory floor: compute or latency bound: 1.0 GB/s achieved, 5% of the device's "
+  CHECK(user.find("far below the memory floor: compute- or latency-bound: 1.0 GB/s achieved, 5% of the device's "
                   "measured copy bandwidth (20.0 GB/s)") != std::string::npos);
   CHECK(user.find("The kernel is memory-bound") == std::string::npos);
   CHECK(user.find("Measured copy bandwidth: 20.0 GB/s") != std::string::npos);  // in the machine section

@@ -59,7 +59,7 @@ TEST_CASE("on the GPU the diagnosis uses the GPU benchmark size and places the k
   auto slow = diagnose(n, *spec, "", "cuda", 4000);
   CHECK(slow.summary.find("1073.8 GB/s") != std::string::npos);
   CHECK(slow.summary.find("27% of the device's measured copy bandwidth") != std::string::npos);
-  CHECK(slow.summary.rfind("far below the memory floor: compute or latency bound", 0) == 0);
+  CHECK(slow.summary.rfind("far below the memory floor: compute- or latency-bound", 0) == 0);
   CHECK(any_has(slow, "threads or blocks in flight"));
   n.candidate_ms = 0.4;  // 1342 GB/s: a third of the bandwidth
   CHECK(diagnose(n, *spec, "", "cuda", 4000).summary.rfind("partly memory-bound", 0) == 0);
@@ -80,7 +80,7 @@ TEST_CASE("a kernel slowed by its arithmetic is not called memory-bound: the mea
   NodeRecord n = scored(EvalStatus::ok, "", 0.14, 67.108864);
   auto expf_bound = diagnose(n, *spec, "", "cpu", 20);  // the machine copies at 20 GB/s
   INFO(expf_bound.summary);
-  CHECK(expf_bound.summary.rfind("far below the memory floor: compute or latency bound", 0) == 0);
+  CHECK(expf_bound.summary.rfind("far below the memory floor: compute- or latency-bound", 0) == 0);
   CHECK(expf_bound.summary.find("1.0 GB/s achieved, 5% of the device's measured copy bandwidth (20.0 GB/s)") !=
         std::string::npos);
   CHECK(expf_bound.summary.find("memory floor 3.36 ms, the kernel takes 67.1 ms (20.0x the floor)") !=
