@@ -12,7 +12,7 @@ namespace kevolve {
 
 struct Diagnosis {
   // One line with the facts, starting with the class: "compile error: <first error>", "incorrect: <reason>",
-  // "memory-bound: ...", "partly memory-bound: ...", "far below the memory floor: compute or latency bound: ...",
+  // "memory-bound: ...", "partly memory-bound: ...", "far below the memory floor: compute- or latency-bound: ...",
   // "memory-bound by its arithmetic intensity: ..." (bandwidth unknown), "compute-bound: ...".
   std::string summary;
   std::vector<std::string> directives;
