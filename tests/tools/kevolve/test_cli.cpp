@@ -112,6 +112,14 @@ TEST_CASE("kevolve store verify says a sound store is sound, and names a damaged
   CHECK(ok.code == 0);
   CHECK(ok.out.find("1 searches, 200 nodes, 200 artifacts") != std::string::npos);
   CHECK(ok.out.find("ok:") != std::string::npos);
+  // kevolve report reads the same store through a config: sound, it exits 0.
+  const std::string config = dir + "-report.toml";
+  std::ofstream(config) << "[search]\nproblem = \"" << src << "/problems/core/gelu/problem.toml\"\nid = \"s\"\n"
+                        << "backend = \"null\"\noperator = \"null\"\n\n[store]\npath = \"" << dir << "\"\n";
+  auto sound = run_kevolve("report " + config + " --out " + dir + "-report");
+  INFO(sound.out);
+  CHECK(sound.code == 0);
+  CHECK(sound.out.find("store is damaged") == std::string::npos);
 
   kevolve::test::put_raw(dir, "nodes", kevolve::test::node_key("s", 17), "damaged");
   auto bad = run_kevolve("store verify " + dir);
@@ -136,6 +144,12 @@ TEST_CASE("kevolve store verify says a sound store is sound, and names a damaged
   CHECK(torn.code == 1);
   CHECK(torn.out.find("Corruption") != std::string::npos);
   CHECK(torn.out.find(largest.filename().string()) != std::string::npos);  // the file is named
+  // The report over the damaged store says so, names the file, and exits 1.
+  auto damaged = run_kevolve("report " + config + " --out " + dir + "-report");
+  INFO(damaged.out);
+  CHECK(damaged.code == 1);
+  CHECK(damaged.out.find("the store is damaged") != std::string::npos);
+  CHECK(damaged.out.find(largest.filename().string()) != std::string::npos);
 
   auto none = run_kevolve("store verify " + dir + "-missing");
   CHECK(none.code == 2);
@@ -157,6 +171,8 @@ TEST_CASE("kevolve store verify says a sound store is sound, and names a damaged
   INFO(after.out);
   CHECK(after.out.find("Corruption") == std::string::npos);
   fs::remove_all(dir);
+  fs::remove_all(dir + "-report");
+  fs::remove(config);
 }
 
 TEST_CASE("kevolve inspect --journal prints a search's LLM requests and replies, used or not, with their tokens",

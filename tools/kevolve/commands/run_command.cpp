@@ -66,8 +66,9 @@ Expected<std::shared_ptr<Operator>> make_llm_operator(const RunConfig& c, const 
   std::string machine;
   if (std::string_view(backend_traits(c.backend).device) == "cuda")
     if (const std::string gpu = device_model(c.backend, 0); !gpu.empty())
-      machine = gpu + " (this machine's first GPU; its SMs, L2 and measured copy bandwidth follow the first "
-                      "evaluated kernel)";
+      machine = gpu +
+                " (this machine's first GPU; its SMs, L2 and measured copy bandwidth follow the first "
+                "evaluated kernel)";
   auto op = std::make_shared<LlmOperator>(
       LlmOperatorSetup{*client, *prompts, spec, spec.description + " (PyTorch reference: " + spec.reference + ")",
                        c.hardware, hw->text, *kb, c.llm_concurrency, c.backend, c.eval.threads, machine});
@@ -196,8 +197,7 @@ Expected<PreparedSearch> prepare_config(RunConfig c, const std::string& config_p
     op = s->op;
   } else {
     auto t = find_template(c.backend == "cuda" || c.backend == "hip" ? c.backend : "cpu",
-                           c.template_name.empty() ? spec->name : c.template_name,
-                           default_knowledge_roots());
+                           c.template_name.empty() ? spec->name : c.template_name, default_knowledge_roots());
     if (!t) return R::failure(t.error());
     auto hw = load_hardware(fs::path(t->dir).parent_path().parent_path().parent_path().string(), c.hardware);
     if (!hw) return R::failure(config_path + ": search.hardware: " + hw.error());
@@ -361,7 +361,17 @@ void add_report_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
+    // The whole store is read first (checksums and every record): a report over a damaged store says so and
+    // exits 1, instead of tabulating what happened to be readable as if it were all.
+    std::vector<std::string> damage;
+    if (auto st = Store::open(c.store, /*read_only=*/true)) damage = (*st)->verify().problems;
     exit_code = report(c, *spec, out->empty() ? "kevolve-out/" + c.search_id : *out);
+    if (!damage.empty()) {
+      for (auto& d : damage) std::cerr << "kevolve report: store " << c.store << ": " << d << "\n";
+      std::cerr << "kevolve report: the store is damaged; the figures above may leave out what could not be read "
+                   "(kevolve store verify names it, kevolve store repair recovers what can be read)\n";
+      exit_code = 1;
+    }
   });
 }
 
