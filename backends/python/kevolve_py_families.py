@@ -582,15 +582,8 @@ class Lowering:
         p = self.p
         if p.final_view is not None or p.post is not None or p.scan is not None:
             raise Unsupported("channels_last: the fused ops end in a view, a reduction over all rows or a scan")
-        loads, stack, seen = {}, [p.output.node], set()
-        while stack:
-            n = stack.pop()
-            if n.id in seen:
-                continue
-            seen.add(n.id)
-            stack += n.args
-            if n.op == "red":
-                stack.append(n.attrs["r"].arg)
+        loads = {}
+        for n in _reachable(p.output.node):
             if n.op == "gather":
                 raise Unsupported("channels_last: a gather")
             if n.op == "load":
@@ -1339,17 +1332,25 @@ CL_DEFAULT = 1
 PLANE_DEFAULT = 0
 
 
-def _plane_dim(prog):
-    """The innermost data dim an operand read by broadcast touches (None: every operand covers the data)."""
-    inner, stack, seen = None, [prog.output.node], set()
+def _reachable(node):
+    """Every node `node` depends on, itself included, each once: through arguments and reductions' arguments
+    (not gathers' sources)."""
+    stack, seen = [node], set()
     while stack:
         n = stack.pop()
         if n.id in seen:
             continue
         seen.add(n.id)
+        yield n
         stack += n.args
         if n.op == "red":
             stack.append(n.attrs["r"].arg)
+
+
+def _plane_dim(prog):
+    """The innermost data dim an operand read by broadcast touches (None: every operand covers the data)."""
+    inner = None
+    for n in _reachable(prog.output.node):
         if n.op == "load":
             flat = [d for L in n.attrs["dmap"] for d in L]
             if flat and flat != list(range(len(prog.domain))):

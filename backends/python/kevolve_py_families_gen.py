@@ -641,6 +641,19 @@ class Gen:
         ctype = ctype or ("long long" if self.out_dtype == "i" else "float")
         return "%s* __restrict__ out%d = (%s*)a%soutputs[%d].data;" % (ctype, idx, ctype, acc, idx)
 
+    def store_lanes(self, em, ctx, st, VV):
+        """A new body computing the output node for lanes 0..VV-1 and storing them: one vector store of VV floats
+        where the output is unit-stride along R2, else a store per lane."""
+        body = self.new_body()
+        vals = [em.fx(st.out_node, ctx, l, body) for l in range(VV)]
+        if VV > 1 and em.unit(self.outinfo, "R2") and self.out_dtype == "f":
+            body["lines"].append("{ float o[%d] = {%s}; kv_store<%d>(out0 + %s, o); }" % (
+                VV, ", ".join(vals), VV, em.offset(ctx, "out0", self.outinfo, 0)))
+        else:
+            for l in range(VV):
+                body["lines"].append(self.store(em, ctx, vals[l], l))
+        return body
+
     def store(self, em, ctx, value, lane, body_lines=None, vec_out=None):
         off = em.offset(ctx, "out0", self.outinfo, lane)
         if self.out_dtype == "i":
@@ -785,14 +798,7 @@ class Gen:
             ctx = Ctx({"K1": lambda l: "pl", "R2": lambda l: "(j0 + %d)" % l}, lambda l: "(pbase + j0 + %d)" % l, "R2", VV,
                       False, vec_loads=True)
             ctx.lanes_inner = VV > 1
-            body = self.new_body()
-            vals = [em.fx(st.out_node, ctx, l, body) for l in range(VV)]
-            if VV > 1 and em.unit(self.outinfo, "R2") and self.out_dtype == "f":
-                body["lines"].append("{ float o[%d] = {%s}; kv_store<%d>(out0 + %s, o); }" % (
-                    VV, ", ".join(vals), VV, em.offset(ctx, "out0", self.outinfo, 0)))
-            else:
-                for l in range(VV):
-                    body["lines"].append(self.store(em, ctx, vals[l], l))
+            body = self.store_lanes(em, ctx, st, VV)
             code = pre + em.decl + em.main + [
                 self.out_ptr(),
                 "for (idx_t j0 = ((idx_t)blockIdx.y * %d + threadIdx.x) * %d; j0 < R2; j0 += (idx_t)gridDim.y * %d) {" % (T, VV, T * VV)] + \
@@ -1180,14 +1186,7 @@ class Gen:
                 else:
                     em.main.append(self.out_ptr())
                     if st.cls(st.out_node) == ELEM:
-                        body = self.new_body()
-                        vals = [em.fx(st.out_node, ctx, l, body) for l in range(VV)]
-                        if VV > 1 and em.unit(self.outinfo, "R2") and self.out_dtype == "f":
-                            body["lines"].append("{ float o[%d] = {%s}; kv_store<%d>(out0 + %s, o); }" % (
-                                VV, ", ".join(vals), VV, em.offset(ctx, "out0", self.outinfo, 0)))
-                        else:
-                            for l in range(VV):
-                                body["lines"].append(self.store(em, ctx, vals[l], l))
+                        body = self.store_lanes(em, ctx, st, VV)
                         em.main += loop_head + ["  " + x for x in body["lines"]] + ["}"]
                     else:
                         rctx = Ctx({"K1": lambda l: "k1"}, lambda l: "rowbase", None, 1, False, in_body=False)
