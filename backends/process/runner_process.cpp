@@ -152,8 +152,7 @@ bool RunnerProcess::receive(double timeout_s, std::vector<char>& frame, RunnerFa
     if (now_s() >= deadline) {
       kill_group();
       waitpid(pid_, nullptr, 0);
-      remove_runner_cgroup(pid_);
-      pid_ = -1;
+      forget_exited();
       drain_stderr();
       failure = {EvalStatus::timeout, "timeout",
                  "the candidate did not finish within " + std::to_string(static_cast<int>(timeout_s)) +
@@ -168,9 +167,8 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
   if (pid_ > 0) {
     waitpid(pid_, &status, 0);
     kill_group();  // whatever the runner left behind in its process group
-    remove_runner_cgroup(pid_);
+    forget_exited();
   }
-  pid_ = -1;
   drain_stderr();
   const std::string when = std::string(" ") + during;
   if (WIFSIGNALED(status)) {
@@ -197,6 +195,11 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
             "the runner exited with status " + std::to_string(WEXITSTATUS(status)) + when +
                 " (the candidate called exit?)"};
   return {EvalStatus::runtime_error, "exit", "the runner disappeared" + when};
+}
+
+void RunnerProcess::forget_exited() {
+  remove_runner_cgroup(pid_);
+  pid_ = -1;
 }
 
 namespace {
@@ -230,8 +233,7 @@ void RunnerProcess::stop(double grace_s) {
     const int tries = std::max(1, static_cast<int>(grace_s * 1000));
     for (int i = 0; i < tries; ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        remove_runner_cgroup(pid_);
-        pid_ = -1;
+        forget_exited();
         break;
       }
       usleep(1000);
@@ -239,8 +241,7 @@ void RunnerProcess::stop(double grace_s) {
     if (pid_ > 0) {
       kill_group();
       waitpid(pid_, nullptr, 0);
-      remove_runner_cgroup(pid_);
-      pid_ = -1;
+      forget_exited();
     }
   }
   if (group_ > 0) kill(-group_, SIGKILL);  // stray processes of the runner's group

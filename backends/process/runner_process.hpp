@@ -75,6 +75,8 @@ class RunnerProcess {
  private:
   RunnerFailure classify_exit(const char* during);
   void drain_stderr();
+  // Once the runner has been waited for: its memory cgroup (where it made one) goes, and pid_ is -1.
+  void forget_exited();
   void kill_group();
 
   RunnerSpawn spec_;
