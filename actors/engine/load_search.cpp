@@ -108,16 +108,44 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
       setup.record.finished = false;
       setup.record.stop_reason.clear();
     }
+    // An unscored node is evaluated again from its stored source. A source that cannot be read (a damaged
+    // store) stops the resume; one that is gone (lost by a repair) is never evaluated as an empty kernel:
+    // the node is scored harness_error saying so, in the store too, and named here.
+    std::vector<uint64_t> lost;
+    StoreBatch lost_batch;
     for (auto& n : setup.nodes)
       if (!n.scored()) {
         auto src = store.artifact(config.search_id, n.id, "source");
+        if (!src && src.code() != Errc::not_found)
+          return R::failure(src.code(), "store " + config.store + ": search '" + config.search_id +
+                                            "': the source of node " + std::to_string(n.id) +
+                                            ", to be evaluated again, cannot be read: " + src.error() +
+                                            " (kevolve store repair " + config.store + " salvages what can be read)");
+        if (!src) {
+          n.state = NodeState::scored;
+          n.status = EvalStatus::harness_error;
+          n.reason = "source_lost";
+          n.message = "its source was lost from the store before it was evaluated: not evaluated";
+          lost.push_back(n.id);
+          lost_batch.nodes.push_back({config.search_id, n});
+          continue;
+        }
         Candidate c;
-        c.source = src ? *src : std::string();
+        c.source = *src;
         c.entry = spec.entry;
         c.parameters = n.params;
         c.provenance = "resumed";
         setup.unfinished[n.id] = c;
       }
+    if (!lost.empty()) {
+      std::cerr << "kevolve: store " << config.store << ": search " << config.search_id << ": " << lost.size()
+                << " node(s) not yet scored have lost their source and are marked harness_error (source_lost), not "
+                   "evaluated: nodes ";
+      for (size_t i = 0; i < lost.size() && i < 64; ++i) std::cerr << (i ? ", " : "") << lost[i];
+      std::cerr << (lost.size() > 64 ? ", ...\n" : "\n");
+      if (auto w = store.write(lost_batch); !w)
+        return R::failure(w.code, "store " + config.store + ": marking the nodes whose source was lost: " + w.message);
+    }
     // Scored nodes are kept, never evaluated again; the nodes not scored when the search stopped are
     // evaluated now — again for those whose verdict had come but was not stored yet. They are named.
     std::vector<uint64_t> again;

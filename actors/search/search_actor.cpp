@@ -308,6 +308,12 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   maybe_finish(self);
 }
 
+// Once a pause or resume is recorded: tells the watcher, and proposes again after a resume.
+void act_on_control(Self self, const std::string& what) {
+  push_status(self);
+  if (what == "resume") fill(self);
+}
+
 search_actor::behavior_type search(Self self, SearchSetup setup) {
   auto& st = self->state;
   st.s = std::move(setup);
@@ -324,6 +330,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
     st.known_unsent.push_back(n.id);
   }
   st.scored_at_start = static_cast<int64_t>(st.graph.scored());
+  st.paused = st.s.record.paused;  // a pause from the console outlives a restart
   st.strategy->init(st.graph);
   for (auto& [id, n] : st.graph.nodes())
     if (n.correct() && n.fitness > st.best) st.best = n.fitness;
@@ -340,6 +347,9 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
                             st.s.config.device_class});
         }
         st.s.unfinished.clear();
+        // Cancelled before a restart: what it had started is finished above, nothing new is proposed.
+        if (st.s.record.cancelled) stop(self, "cancelled from the console (before the restart)");
+        if (st.paused) push_status(self);
         if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
         self->delayed_send(self, std::chrono::milliseconds(250), atoms::tick_atom::value);
         fill(self);
@@ -347,30 +357,45 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       [self](atoms::state_atom, uint64_t id, NodeState state) { self->state.graph.set_state(id, state); },
       [self](atoms::scored_atom, NodeRecord& n, EvalResult& r) { on_scored(self, n, r); },
       [self](atoms::status_atom) { return status(self->state); },
-      [self](atoms::control_atom, const std::string& what) -> std::string {
+      [self](atoms::control_atom, const std::string& what) -> caf::result<std::string> {
         auto& st = self->state;
         const std::string id = st.s.record.id;
         if (st.finished || st.stopping)
           return "error: search " + id + " is already stopping or finished (" + st.stop_reason + ")";
+        std::string said;
         if (what == "pause") {
           st.paused = true;
-          push_status(self);
-          return "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) +
+          said = "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) +
                  " candidate(s) in flight finish";
-        }
-        if (what == "resume") {
+        } else if (what == "resume") {
           if (!st.paused) return "search " + id + " was not paused";
           st.paused = false;
-          push_status(self);
-          fill(self);
-          return "search " + id + " resumed";
-        }
-        if (what == "cancel") {
-          stop(self, "cancelled from the console");
-          return "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) +
+          said = "search " + id + " resumed";
+        } else if (what == "cancel") {
+          st.s.record.cancelled = true;
+          stop(self, "cancelled from the console");  // nothing new from now; the record says so below
+          said = "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) +
                  " candidate(s) in flight are scored";
+        } else {
+          return "error: unknown control '" + what + "' (expected pause, resume or cancel)";
         }
-        return "error: unknown control '" + what + "' (expected pause, resume or cancel)";
+        // Recorded before it is acknowledged: a node restarted after this answer honours it. (A pause takes
+        // effect at once: nothing is proposed while the record is on its way.)
+        st.s.record.paused = st.paused;
+        StoreBatch b;
+        b.searches.push_back(st.s.record);
+        auto rp = self->make_response_promise<std::string>();
+        self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(b))
+            .then(
+                [self, rp, what, said](Status& ok) mutable {
+                  act_on_control(self, what);
+                  rp.deliver(ok ? said : said + " (not recorded: " + ok.message + "; a restart would not remember it)");
+                },
+                [self, rp, what, said](caf::error& e) mutable {
+                  act_on_control(self, what);
+                  rp.deliver(said + " (not recorded: the store actor failed: " + self->system().render(e) + ")");
+                });
+        return rp;
       },
       [self](atoms::tick_atom) {
         auto& st = self->state;

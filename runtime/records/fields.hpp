@@ -26,8 +26,8 @@ inline constexpr size_t kNodeFieldsRequired = 12;
 
 template <RecordOf<SearchRecord> T, class F>
 decltype(auto) fields(T& x, F&& f) {
-  return f(x.id, x.problem, x.strategy, x.config_text, x.rng_state, x.stop_reason, x.next_node, x.finished,
-           x.submitted);
+  return f(x.id, x.problem, x.strategy, x.config_text, x.rng_state, x.stop_reason, x.next_node, x.finished, x.submitted,
+           x.paused, x.cancelled);
 }
 inline constexpr size_t kSearchFieldsRequired = 8;
 

@@ -46,6 +46,10 @@ struct SearchRecord {
   bool finished = false;
   std::string stop_reason;
   bool submitted = false;  // started by a console submission on a node: resumed when that node restarts
+  // The console's pause and cancel, kept so that a restart honours them: a paused search is resumed paused
+  // (its unscored nodes evaluated, nothing new proposed); a cancelled one only finishes what it had started.
+  bool paused = false;
+  bool cancelled = false;
 };
 
 }  // namespace kevolve

@@ -166,6 +166,57 @@ TEST_CASE("a search whose record was lost but whose nodes remain is rebuilt from
   fs::remove_all(dir);
 }
 
+TEST_CASE("a node whose source was lost before it was scored is named and marked and never evaluated empty",
+          "[engine]") {
+  const std::string dir =
+      (fs::temp_directory_path() / ("kevolve-engine-nosource-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 12);
+  REQUIRE(run_search(c, gelu(), std::make_shared<NullOperator>(), {}));
+  uint64_t lost_id = 0;
+  {  // what a store left by a repair can hold: a committed, unscored node whose source artifact is gone
+    auto store = Store::open(dir);
+    REQUIRE(store);
+    auto record = (*store)->search(c.search_id);
+    REQUIRE(record);
+    lost_id = record->next_node;
+    NodeRecord n;
+    n.id = lost_id;
+    n.op = Operation::seed;
+    n.params["variant"] = "lost";
+    record->next_node = lost_id + 1;
+    record->finished = false;
+    record->stop_reason.clear();
+    StoreBatch b;
+    b.searches.push_back(*record);
+    b.nodes.push_back({c.search_id, n});
+    REQUIRE((*store)->write(b));
+  }
+  c.budget.max_evaluations = 16;
+  c.null_ledger = dir + ".ledger";
+  auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE(s);
+  {
+    std::ifstream ledger(c.null_ledger);
+    std::string search;
+    uint64_t id = 0;
+    while (ledger >> search >> id) CHECK(id != lost_id);  // never evaluated (as an empty kernel)
+  }
+  fs::remove(c.null_ledger);
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  bool seen = false;
+  for (auto& n : (*store)->nodes(c.search_id))
+    if (n.id == lost_id) {
+      seen = true;
+      CHECK(n.scored());
+      CHECK(n.status == EvalStatus::harness_error);
+      CHECK(n.reason == "source_lost");
+    }
+  CHECK(seen);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a search with a larger budget continues from the stored graph", "[engine]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-grow-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);

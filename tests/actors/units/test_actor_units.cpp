@@ -248,6 +248,73 @@ CAF_TEST(a resumed search counts its restored nodes in evaluated and only the wo
   CAF_CHECK(before_any > 0);
 }
 
+CAF_TEST(a pause from the console is recorded and a search restarted from its store stays paused until resumed) {
+  auto st = store();
+  SearchRig rig;
+  auto search = spawn_search_actor(sys, search_setup(sys, rig, st, 8));
+  auto h = self->request(search, caf::infinite, atoms::control_atom::value, std::string("pause"));
+  // Until it says it is paused with nothing in flight (a paused search ticks forever: run() would not end).
+  auto idle = [](const SearchRig& r) {
+    return !r.pushes->empty() && r.pushes->back().paused && r.pushes->back().in_flight == 0;
+  };
+  run_until([&] { return idle(rig); });
+  sched.run();
+  CAF_CHECK(answer<std::string>(h).find("search unit paused") != std::string::npos);
+  auto rec = st->search("unit");
+  CAF_REQUIRE(static_cast<bool>(rec));
+  CAF_CHECK(rec->paused);
+  CAF_CHECK(!rec->finished);
+  const int made_before = *rig.made;
+  CAF_CHECK(made_before <= 2);                          // max_in_flight: what the first proposal asked for
+  caf::anon_send_exit(search, caf::exit_reason::kill);  // the node is killed
+  sched.run();
+
+  // The node restarts: the search is rebuilt from the store, as load_search does.
+  SearchRig again;
+  SearchSetup s = search_setup(sys, again, st, 8);
+  s.record = *rec;
+  s.nodes = st->nodes("unit");
+  auto resumed = spawn_search_actor(sys, std::move(s));
+  run_until([&] { return idle(again); });
+  CAF_CHECK_EQUAL(*again.made, 0);  // still paused: nothing proposed
+  CAF_REQUIRE(!again.pushes->empty());
+  CAF_CHECK(again.pushes->back().paused);
+  CAF_CHECK(!again.pushes->back().finished);
+  auto r = self->request(resumed, caf::infinite, atoms::control_atom::value, std::string("resume"));
+  run_until([&] { return finished(again); });
+  CAF_CHECK(answer<std::string>(r).find("resumed") != std::string::npos);
+  CAF_REQUIRE(finished(again));
+  CAF_CHECK_EQUAL(again.pushes->back().evaluated, 8);
+  CAF_CHECK(!st->search("unit")->paused);
+}
+
+CAF_TEST(a search cancelled before a restart finishes what it had started and proposes nothing new) {
+  auto st = store();
+  SearchRig rig;
+  SearchSetup s = search_setup(sys, rig, st, 8);
+  s.record.cancelled = true;
+  s.record.next_node = 2;
+  NodeRecord started;  // committed before the restart, never scored
+  started.id = 1;
+  started.op = Operation::seed;
+  started.params["n"] = "5";
+  s.nodes.push_back(started);
+  Candidate c;
+  c.source = "kernel 5";
+  c.parameters = started.params;
+  s.unfinished[1] = c;
+  spawn_search_actor(sys, std::move(s));
+  run();
+  CAF_REQUIRE(finished(rig));
+  CAF_CHECK_EQUAL(*rig.made, 0);
+  CAF_CHECK_EQUAL(rig.pushes->back().evaluated, 1);
+  CAF_CHECK(rig.pushes->back().stop_reason.find("cancelled from the console") != std::string::npos);
+  auto rec = st->search("unit");
+  CAF_REQUIRE(static_cast<bool>(rec));
+  CAF_CHECK(rec->finished);
+  CAF_CHECK(rec->cancelled);
+}
+
 CAF_TEST(a search whose store refuses writes stops before evaluating and says its end was not saved) {
   auto st = store(/*read_only=*/true);
   SearchRig rig;
