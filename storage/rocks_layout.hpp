@@ -2,9 +2,11 @@
 // every opening and repair uses, the column families in their order, and the keys of nodes and artifacts.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <rocksdb/db.h>
 #include <rocksdb/options.h>
 
 namespace kevolve::rocks {
@@ -24,5 +26,11 @@ std::string node_key(const std::string& search, uint64_t id);
 uint64_t read_confirmed(const std::string& store);
 void write_confirmed(const std::string& store, uint64_t sequence);
 void forget_confirmed(const std::string& store);  // after a repair: what is there now is the new truth
+
+// The column families' ids (KEVOLVE-FAMILIES beside RocksDB's files, written when a store is first opened
+// for writing): what a write-ahead log read without the MANIFEST needs (storage/wal_salvage.hpp). Read as
+// id -> family index; `recorded` false when the file is missing, and then the ids a new store gets (1, 2, 3).
+void write_family_ids(const std::string& store, const std::vector<rocksdb::ColumnFamilyHandle*>& handles);
+std::map<uint32_t, size_t> read_family_ids(const std::string& store, bool& recorded);
 
 }  // namespace kevolve::rocks

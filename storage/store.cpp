@@ -107,6 +107,7 @@ class RocksStore : public Store {
                                            "was changed; `kevolve store repair " +
                                            path + "` recovers what can be read and reports what was lost");
     }
+    if (!read_only) rocks::write_family_ids(path, s->handles_);
     return R(std::unique_ptr<Store>(std::move(s)));
   }
 
@@ -322,6 +323,34 @@ void write_confirmed(const std::string& store, uint64_t sequence) {
 void forget_confirmed(const std::string& store) {
   std::error_code ec;
   std::filesystem::remove(confirmed_path(store), ec);
+}
+
+// The column families' ids, one "index id" line each: the ids a log names its writes by, which otherwise
+// only the MANIFEST knows. Written once per store (ids never change).
+std::string family_ids_path(const std::string& store) { return store + "/KEVOLVE-FAMILIES"; }
+
+void write_family_ids(const std::string& store, const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  if (std::filesystem::exists(family_ids_path(store))) return;
+  const std::string tmp = family_ids_path(store) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (size_t f = 0; f < handles.size(); ++f) out << f << " " << handles[f]->GetID() << "\n";
+    if (!out) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, family_ids_path(store), ec);
+}
+
+std::map<uint32_t, size_t> read_family_ids(const std::string& store, bool& recorded) {
+  std::map<uint32_t, size_t> ids;
+  std::ifstream in(family_ids_path(store));
+  size_t f = 0;
+  uint32_t id = 0;
+  while (in >> f >> id)
+    if (f > kDefault && f <= kArtifacts) ids[id] = f;
+  recorded = ids.size() == kArtifacts;
+  if (!recorded) ids = {{1, kSearches}, {2, kNodes}, {3, kArtifacts}};  // the order a new store creates them in
+  return ids;
 }
 
 }  // namespace rocks

@@ -11,6 +11,7 @@
 
 #include "storage/rocks_layout.hpp"
 #include "storage/store.hpp"
+#include "storage/wal_salvage.hpp"
 
 namespace kevolve {
 namespace {
@@ -90,9 +91,27 @@ Status repair_store(const std::string& path, RepairReport* report) {
     if (auto st2 = salvage(path, rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords, saved, r); st2.ok())
       r.notes.push_back("the log was replayed skipping its damaged records (" + st.ToString() + ")");
     else
-      r.notes.push_back("nothing could be salvaged before the repair: " + st2.ToString());
+      r.notes.push_back("RocksDB could not open the store to salvage it: " + st2.ToString());
   }
   r.salvaged = static_cast<int64_t>(saved.size());
+  // Without a MANIFEST RocksDB can neither open the store nor replay its logs into our column families
+  // (RepairDB drops their records): the logs are read here, the writes of a killed run kept.
+  rocks::WalSalvage logs;
+  if (r.readable_sequence < 0) {
+    bool recorded = false;
+    const auto ids = rocks::read_family_ids(path, recorded);
+    logs = rocks::salvage_logs(path, ids);
+    r.salvaged += static_cast<int64_t>(logs.records.size());
+    r.damaged_regions += logs.damaged;
+    r.readable_sequence = static_cast<int64_t>(logs.last_sequence);
+    r.notes.push_back("read " + std::to_string(logs.batches) + " write batches from " + std::to_string(logs.logs) +
+                      " write-ahead log(s) directly" +
+                      (logs.damaged ? " (" + std::to_string(logs.damaged) + " damaged records skipped)" : "") +
+                      (recorded ? ""
+                                : "; the column families' ids were not recorded beside the store, the ids a "
+                                  "new store gets were assumed"));
+    for (auto& n : logs.notes) r.notes.push_back(n);
+  }
   // 2. RocksDB's repair: a new MANIFEST from the table files that can be read, logs turned into tables.
   const rocksdb::Options o = rocks::options();
   st = rocksdb::RepairDB(path, o, rocks::families(o));
@@ -107,6 +126,22 @@ Status repair_store(const std::string& path, RepairReport* report) {
   for (auto& [f, k, v] : saved) {
     wb.Put(handles[f], k, v);
     if (wb.GetDataSize() > (8u << 20) && st.ok()) {
+      st = db->Write(rocksdb::WriteOptions(), &wb);
+      wb.Clear();
+    }
+  }
+  if (st.ok()) st = db->Write(rocksdb::WriteOptions(), &wb);
+  // The logs' writes after what the tables hold (RepairDB kept the table files): in their order, the last
+  // write of a key winning. A log left behind by a crash between a flush and its deletion repeats writes the
+  // tables already hold; they are written again with the values they had then.
+  wb.Clear();
+  for (auto& w : logs.records) {
+    if (!st.ok()) break;
+    if (w.deleted)
+      wb.Delete(handles[w.family], w.key);
+    else
+      wb.Put(handles[w.family], w.key, w.value);
+    if (wb.GetDataSize() > (8u << 20)) {
       st = db->Write(rocksdb::WriteOptions(), &wb);
       wb.Clear();
     }

@@ -443,3 +443,41 @@ TEST_CASE("repair salvages the records of a table past its damaged block and of 
   w->reset();
   fs::remove_all(wal_dir);
 }
+
+TEST_CASE("a store whose MANIFEST was lost while its writes were only in the log keeps them through a repair",
+          "[store]") {
+  for (const bool garbage : {false, true}) {
+    const std::string dir = temp_dir(garbage ? "manifest-gone-damaged-log" : "manifest-gone");
+    write_then_die(dir, 200);  // killed: the 200 nodes are in the write-ahead log only
+    CHECK(fs::exists(fs::path(dir) / "KEVOLVE-FAMILIES"));
+    for (auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().rfind("MANIFEST-", 0) == 0) fs::remove(e.path());
+    if (garbage) {  // and 4 KiB of the log damaged: only the batches in the blocks it touches are lost
+      const fs::path wal = largest_with(dir, ".log");
+      std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(fs::file_size(wal) / 2));
+      const std::string junk(4096, '\x5a');
+      f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    }
+    REQUIRE_FALSE(Store::open(dir, true));  // RocksDB alone cannot open it
+    RepairReport r;
+    REQUIRE(repair_store(dir, &r).ok());
+    CHECK(r.salvaged >= (garbage ? 120 : 200));
+    CHECK(r.readable_sequence >= (garbage ? 120 : 200));
+    CHECK((r.damaged_regions > 0) == garbage);
+    auto s = Store::open(dir);
+    REQUIRE(s);
+    const auto nodes = (*s)->nodes("s");
+    if (garbage) {
+      CHECK(nodes.size() >= 120);
+      CHECK(nodes.size() < 200);
+    } else {
+      REQUIRE(nodes.size() == 200);  // RocksDB's repair alone: none
+      CHECK(nodes.front().id == 1);
+      CHECK(nodes.back().id == 200);
+      CHECK(nodes.back().message == std::string(300, 'm'));
+    }
+    s->reset();
+    fs::remove_all(dir);
+  }
+}
