@@ -1,5 +1,6 @@
 #include "runtime/records/backend_kind.hpp"
 #include "actors/device/device_registry.hpp"
+#include "runtime/core/seconds_text.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -138,8 +139,12 @@ device_actor::behavior_type device(device_actor::stateful_pointer<DeviceState> s
         self->state.specs[problem] = std::move(spec);
       },
       [self](atoms::eval_atom, const EvalJob& job) -> EvalResult {
+        const auto t0 = std::chrono::steady_clock::now();
         EvalResult r = evaluate_job(self->state, job);
         r.device_class = self->state.setup.device_class;
+        // The device's share of the evaluation's timeline (actors/node/node_actor.cpp adds the rest).
+        r.profile += "on the device: " + seconds_text(std::chrono::steady_clock::now() - t0) +
+                     " (the build staged, the worker started or reused, the evaluator's phases below or above)\n";
         return r;
       },
   };

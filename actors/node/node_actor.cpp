@@ -2,12 +2,17 @@
 
 #include "backends/backend.hpp"
 #include "backends/build_target.hpp"
+#include "runtime/core/seconds_text.hpp"
+
+#include <chrono>
 
 namespace kevolve {
 namespace {
 
 struct NodeActorState {
   NodeTask task;
+  // The node's timeline: started, built (the build answered), scored (the device answered).
+  std::chrono::steady_clock::time_point started, built;
   search_actor search;
   build_actor builds;
   device_actor devices;
@@ -17,6 +22,14 @@ struct NodeActorState {
 using Self = node_actor::stateful_pointer<NodeActorState>;
 
 void report(Self self, EvalResult r) {
+  // Where the time went, first in the profile: the build farm's queue and compile, then the device's queue
+  // and evaluation (its own line, "on the device", says how much of that it spent; the rest was queueing).
+  const auto now = std::chrono::steady_clock::now();
+  auto& s = self->state;
+  const bool built = s.built.time_since_epoch().count() != 0;
+  r.profile = "timeline: build (queue + compile) " + seconds_text((built ? s.built : now) - s.started) +
+              (built ? ", device (queue + evaluation) " + seconds_text(now - s.built) : std::string()) + "\n" +
+              r.profile;
   auto& n = self->state.task.node;
   n.state = NodeState::scored;
   n.status = r.status;
@@ -74,12 +87,14 @@ node_actor::behavior_type node(Self self, search_actor search, build_actor build
   self->state.devices = std::move(devices);
   return {
       [self](atoms::start_atom) {
+        self->state.started = std::chrono::steady_clock::now();
         auto& t = self->state.task;
         BuildJob job{t.backend, t.candidate, t.options};
         self->request(self->state.builds, caf::infinite, atoms::build_atom::value, std::move(job))
             .then(
                 [self](BuildOutcome o) {
                   if (o.decided) return report(self, std::move(o.verdict));
+                  self->state.built = std::chrono::steady_clock::now();
                   self->state.task.node.state = NodeState::built;
                   self->send(self->state.search, atoms::state_atom::value, self->state.task.node.id, NodeState::built);
                   evaluate(self, std::move(o));

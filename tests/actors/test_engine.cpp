@@ -66,6 +66,12 @@ TEST_CASE("a null-backend search evaluates exactly its budget and records every 
     for (auto& n : nodes) {
       CHECK(n.scored());
       CHECK((*store)->artifact(c.search_id, n.id, "source"));
+      // Each verdict says where its time went: build, device queue + evaluation, the device's own share.
+      auto profile = (*store)->artifact(c.search_id, n.id, "profile");
+      REQUIRE(profile);
+      CHECK(profile->rfind("timeline: build (queue + compile) ", 0) == 0);
+      CHECK(profile->find(", device (queue + evaluation) ") != std::string::npos);
+      CHECK(profile->find("on the device: ") != std::string::npos);
     }
     CHECK((*store)->search(c.search_id)->finished);
   }
