@@ -631,21 +631,30 @@ class Evaluation {
 
   // Work hidden on another stream makes the events look fast; a wall-clock batch ending in a device
   // synchronisation cannot be fooled. Compares it (minus the batch's own poison/flush cost) with the events.
+  // A wall clock can be slowed by the host (a descheduled evaluator, a clock ramp), never sped up: the
+  // check is made up to three times and the least time per call is judged, so hidden work is caught every
+  // time and an honest kernel is not refused for one slow batch.
   std::optional<Verdict> wall_check(std::vector<Slot*>& all) {
     std::vector<Slot*> batch;
     for (int r = 0; r < 10; ++r)
       for (auto* s : all) batch.push_back(s);
     const uint32_t base = kWall | kFlush | (on(Detector::poison) ? kPoison : 0u);
-    BatchReply with, without;
-    if (auto v = run_batch(batch, base, with, "wall-clock check")) return v;
-    if (auto v = run_batch(batch, base | kNoLaunch, without, "wall-clock check")) return v;
-    const double per_call_ms =
-        std::max(0.0, static_cast<double>(with.wall_ns - without.wall_ns)) / 1e6 / static_cast<double>(batch.size());
     const double event_ms = res_.candidate.median_ms;
-    if (per_call_ms > 1.5 * event_ms + 0.02)
+    const double bound_ms = 1.5 * event_ms + 0.02;
+    double least_ms = -1;
+    for (int attempt = 0; attempt < 3 && (least_ms < 0 || least_ms > bound_ms); ++attempt) {
+      BatchReply with, without;
+      if (auto v = run_batch(batch, base, with, "wall-clock check")) return v;
+      if (auto v = run_batch(batch, base | kNoLaunch, without, "wall-clock check")) return v;
+      const double per_call_ms =
+          std::max(0.0, static_cast<double>(with.wall_ns - without.wall_ns)) / 1e6 / static_cast<double>(batch.size());
+      least_ms = least_ms < 0 ? per_call_ms : std::min(least_ms, per_call_ms);
+    }
+    if (least_ms > bound_ms)
       return Verdict{EvalStatus::rejected, "escaped_work",
-                     "wall-clock time per call " + std::to_string(per_call_ms) +
-                         " ms (batch ending in a device synchronisation) vs " + std::to_string(event_ms) +
+                     "wall-clock time per call " + std::to_string(least_ms) +
+                         " ms (the least of 3 batches, each ending in a device synchronisation) vs " +
+                         std::to_string(event_ms) +
                          " ms by the events on the timed stream: the kernel's work escaped the timed stream",
                      ""};
     return std::nullopt;

@@ -86,6 +86,7 @@ TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or
     CHECK(b.build.artifact.size() > 6);
     CHECK(b.build.artifact.substr(b.build.artifact.size() - 6) == ".cubin");
     CHECK(std::filesystem::exists(b.build.artifact + ".launch"));
+    INFO("build log: " << b.build.log.substr(0, 2000));
     CHECK(b.build.log.find("for 'sm_90'") != std::string::npos);  // real machine code, resource report
     CHECK(b.build.log.find("registers") != std::string::npos);
   }
