@@ -39,6 +39,7 @@ struct Device {
 };
 
 struct RegistryState {
+  std::shared_ptr<cluster::TreeCache> trees = std::make_shared<cluster::TreeCache>();  // console `tree --json`
   ClusterRegistrySetup setup;
   std::vector<Device> devices;
   std::deque<Pending> queue;
@@ -187,6 +188,7 @@ cluster::ClusterView view(Self self) {
   account(st);
   cluster::ClusterView v;
   v.store = st.setup.store;
+  v.trees = st.trees;
   for (auto& [id, s] : st.statuses) v.live.push_back(s);
   for (auto& d : st.devices) {
     cluster::DeviceRow r;

@@ -209,7 +209,20 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
   if (has_flag(w, "--json")) {
     auto r = v.store->search(p[0]);
     if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
-    return search_tree_json(*r, v.store->nodes(p[0]), live_status(v, p[0])) + "\n";
+    const SearchStatus* live = live_status(v, p[0]);
+    const std::string state = live ? std::to_string(live->evaluated) + "/" + std::to_string(live->in_flight) + "/" +
+                                         std::to_string(live->finished) + "/" + std::to_string(live->paused)
+                                   : "stored " + std::to_string(r->next_node) + "/" + std::to_string(r->finished);
+    const auto now = std::chrono::steady_clock::now();
+    if (v.trees) {
+      auto it = v.trees->by_search.find(p[0]);
+      if (it != v.trees->by_search.end() &&
+          (it->second.state == state || now - it->second.built < TreeCache::kTreeJsonMaxAge))
+        return it->second.json;
+    }
+    std::string json = search_tree_json(*r, v.store->nodes(p[0]), live) + "\n";
+    if (v.trees) v.trees->by_search[p[0]] = {json, state, now};
+    return json;
   }
   const auto nodes = v.store->nodes(p[0]);
   if (nodes.empty()) return "error: search '" + p[0] + "' has no nodes (see `searches`)\n";

@@ -1,6 +1,8 @@
 // The console's commands, answered on the coordinator from a snapshot of what it knows (the store, the
 // live searches, the devices). Pure C++: the registry actor builds the view and calls this.
 #pragma once
+#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,9 +23,24 @@ struct DeviceRow {
   double busy_while_queued_s = 0, queued_s = 0;  // utilisation while work was waiting
 };
 
+// The whole-tree JSON of each search (`tree SEARCH --json`, what an open dashboard page asks on every
+// update), kept by the registry between commands: it reads every node from the store, so with many open
+// pages on a large search it is rebuilt at most once per kTreeJsonMaxAge while the search changes (pages
+// see the tree at most that old), and not at all while it does not.
+struct TreeCache {
+  static constexpr std::chrono::milliseconds kTreeJsonMaxAge{2000};
+  struct Entry {
+    std::string json;
+    std::string state;  // the live status it was built from (counts, finished): unchanged -> still true
+    std::chrono::steady_clock::time_point built;
+  };
+  std::map<std::string, Entry> by_search;
+};
+
 struct ClusterView {
   std::shared_ptr<Store> store;
-  std::vector<SearchStatus> live;  // searches running on this node
+  std::shared_ptr<TreeCache> trees;  // may be null: no caching
+  std::vector<SearchStatus> live;    // searches running on this node
   std::vector<DeviceRow> devices;
   int64_t queued = 0, dispatched = 0, requeued = 0;
   double uptime_s = 0;

@@ -33,9 +33,10 @@ struct SearchState {
   bool committing = false;
   int64_t committing_tasks = 0;  // nodes in the commit on its way to the store
   bool stopping = false;
-  bool paused = false;     // from the console: propose nothing new until resumed
-  bool finishing = false;  // the final record is on its way to the store
-  bool finished = false;   // ... and the store answered (save_error says when it failed)
+  bool paused = false;      // from the console: propose nothing new until resumed
+  bool cancelling = false;  // cancelled from the console, the record on its way: propose nothing new
+  bool finishing = false;   // the final record is on its way to the store
+  bool finished = false;    // ... and the store answered (save_error says when it failed)
   std::string stop_reason;
   std::string save_error;
   EvaluatingDevice device;  // the device of the latest verdict that named one (told to the operator)
@@ -203,7 +204,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
 void fill(Self self) {
   auto& st = self->state;
   if (st.stopping) return maybe_finish(self);
-  if (st.paused || st.operator_requests >= 2) return;
+  if (st.paused || st.cancelling || st.operator_requests >= 2) return;
   const int64_t busy =
       st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
   int64_t want = st.s.config.max_in_flight - busy;
@@ -308,8 +309,10 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   maybe_finish(self);
 }
 
-// Once a pause or resume is recorded: tells the watcher, and proposes again after a resume.
+// Once a pause, resume or cancel is recorded: tells the watcher, proposes again after a resume, stops after
+// a cancel.
 void act_on_control(Self self, const std::string& what) {
+  if (what == "cancel") return stop(self, "cancelled from the console");
   push_status(self);
   if (what == "resume") fill(self);
 }
@@ -360,8 +363,9 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       [self](atoms::control_atom, const std::string& what) -> caf::result<std::string> {
         auto& st = self->state;
         const std::string id = st.s.record.id;
-        if (st.finished || st.stopping)
-          return "error: search " + id + " is already stopping or finished (" + st.stop_reason + ")";
+        if (st.finished || st.stopping || st.cancelling)
+          return "error: search " + id + " is already stopping or finished (" +
+                 (st.cancelling ? std::string("cancelled from the console") : st.stop_reason) + ")";
         std::string said;
         if (what == "pause") {
           st.paused = true;
@@ -373,7 +377,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
           said = "search " + id + " resumed";
         } else if (what == "cancel") {
           st.s.record.cancelled = true;
-          stop(self, "cancelled from the console");  // nothing new from now; the record says so below
+          st.cancelling = true;  // nothing new from now; it stops once the record says so (below)
           said = "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) +
                  " candidate(s) in flight are scored";
         } else {
@@ -388,12 +392,13 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
         self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(b))
             .then(
                 [self, rp, what, said](Status& ok) mutable {
-                  act_on_control(self, what);
+                  // Answered first: a cancel may end the search, and with it this actor.
                   rp.deliver(ok ? said : said + " (not recorded: " + ok.message + "; a restart would not remember it)");
+                  act_on_control(self, what);
                 },
                 [self, rp, what, said](caf::error& e) mutable {
-                  act_on_control(self, what);
                   rp.deliver(said + " (not recorded: the store actor failed: " + self->system().render(e) + ")");
+                  act_on_control(self, what);
                 });
         return rp;
       },

@@ -242,7 +242,9 @@ TEST_CASE("an evaluator whose build target differs from the node's rebuilds each
     REQUIRE(profile);
     CHECK(profile->find("rebuilt on this evaluator for cpu:some-other-machine (the node built it for cpu:") !=
           std::string::npos);
-    CHECK(profile->find("evaluated on ") == 0);
+    // The node's timeline first (build, device), then where it was evaluated.
+    CHECK(profile->rfind("timeline: build (queue + compile) ", 0) == 0);
+    CHECK(profile->find("\nevaluated on ") != std::string::npos);
   }
 }
 

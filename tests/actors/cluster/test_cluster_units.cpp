@@ -93,3 +93,53 @@ TEST_CASE("console commands answer from the store and the live view", "[cluster]
   store.reset();
   fs::remove_all(dir);
 }
+
+TEST_CASE("the tree of a search is rebuilt for the dashboard only when it changed or its copy is old", "[cluster]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-tree-cache-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  auto st = Store::open(dir);
+  REQUIRE(st);
+  std::shared_ptr<Store> store = std::move(*st);
+  auto write_nodes = [&](uint64_t from, uint64_t to) {
+    StoreBatch b;
+    SearchRecord r;
+    r.id = "s1";
+    r.problem = "gelu";
+    r.next_node = to + 1;
+    b.searches.push_back(r);
+    for (uint64_t i = from; i <= to; ++i) {
+      NodeRecord n;
+      n.id = i;
+      n.state = NodeState::scored;
+      n.status = EvalStatus::ok;
+      n.fitness = 1.0 + static_cast<double>(i) / 100;
+      b.nodes.push_back({"s1", n});
+    }
+    REQUIRE(store->write(b));
+  };
+  write_nodes(1, 3);
+  cluster::ClusterView v;
+  v.store = store;
+  v.trees = std::make_shared<cluster::TreeCache>();
+  SearchStatus live;
+  live.search = "s1";
+  live.evaluated = 3;
+  v.live.push_back(live);
+  const std::string first = cluster::console_command({"tree", "s1", "--json"}, v);
+  CHECK(first.find("\"id\":3") != std::string::npos);
+  // Two more nodes stored, the live status not yet told: the same tree (nothing says it changed).
+  write_nodes(4, 5);
+  CHECK(cluster::console_command({"tree", "s1", "--json"}, v) == first);
+  // The live status moved, but the copy is younger than the limit: still the copy.
+  v.live[0].evaluated = 5;
+  CHECK(cluster::console_command({"tree", "s1", "--json"}, v) == first);
+  // Older than the limit and changed: rebuilt from the store.
+  v.trees->by_search["s1"].built -= cluster::TreeCache::kTreeJsonMaxAge;
+  const std::string again = cluster::console_command({"tree", "s1", "--json"}, v);
+  CHECK(again.find("\"id\":5") != std::string::npos);
+  // Without a cache (a view built elsewhere) every request reads the store.
+  v.trees = nullptr;
+  write_nodes(6, 6);
+  CHECK(cluster::console_command({"tree", "s1", "--json"}, v).find("\"id\":6") != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "cdp_client.hpp"
 #include "dashboard_test_helpers.hpp"
 #include "tests/test_support/skip.hpp"
 
@@ -46,8 +47,9 @@ Page load(const std::string& chromium, const std::string& dir, const std::string
   static int n = 0;
   const std::string base = dir + "/chromium-" + std::to_string(++n);
   const std::string out = base + ".dom", err = base + ".log";
-  std::vector<std::string> args{chromium, "--headless", "--enable-automation", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                                "--hide-scrollbars", "--user-data-dir=" + base + "-profile", "--window-size=1400,1000",
+  std::vector<std::string> args{chromium, "--headless", "--enable-automation", "--disable-gpu",
+                                "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
+                                "--user-data-dir=" + base + "-profile", "--window-size=1400,1000",
                                 // Virtual time waits for the page's fetches; the event stream never ends, so
                                 // the budget (virtual, not wall-clock) bounds how long the page runs.
                                 "--virtual-time-budget=5000", "--screenshot=" + shot, "--dump-dom", url};
@@ -66,8 +68,9 @@ Page load(const std::string& chromium, const std::string& dir, const std::string
   p.rc = wait_exit(pid, 180);
   p.dom = slurp(out);
   p.log = slurp(err);
-  std::cout << "chromium " << url.substr(0, url.find("token=")) << (url.find("token=") != std::string::npos ? "token=..." : "")
-            << " -> exit " << p.rc << ", " << p.dom.size() << " bytes of DOM, screenshot " << shot << std::endl;
+  std::cout << "chromium " << url.substr(0, url.find("token="))
+            << (url.find("token=") != std::string::npos ? "token=..." : "") << " -> exit " << p.rc << ", "
+            << p.dom.size() << " bytes of DOM, screenshot " << shot << std::endl;
   if (p.rc != 0) std::cout << p.log << std::endl;
   return p;
 }
@@ -91,6 +94,75 @@ std::string api_state(uint16_t port) {
   return std::regex_search(r.body, m, std::regex("\"state\":\"([a-z]+)\"")) ? std::string(m[1]) : "";
 }
 
+// An interactive headless Chromium on `url`, driven over the DevTools protocol (cdp_client.hpp). Its pid,
+// and a connection to its page; the caller kills the pid.
+struct Browser {
+  pid_t pid = -1;
+  Cdp page;
+};
+
+bool open_browser(const std::string& chromium, const std::string& dir, const std::string& url, Browser& b) {
+  const std::string err = dir + "/chromium-cdp.log";
+  std::vector<std::string> args{chromium,
+                                "--headless",
+                                "--disable-gpu",
+                                "--disable-dev-shm-usage",
+                                "--no-first-run",
+                                "--hide-scrollbars",
+                                "--user-data-dir=" + dir + "/chromium-cdp-profile",
+                                "--window-size=1400,1000",
+                                "--remote-debugging-port=0",
+                                url};
+  if (geteuid() == 0) args.insert(args.begin() + 1, "--no-sandbox");
+  b.pid = fork();
+  if (b.pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen(err.c_str(), "w", stderr);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  std::smatch m;
+  uint16_t port = 0;
+  if (!wait_for(
+          [&] {
+            const std::string log = slurp(err);
+            if (!std::regex_search(log, m, std::regex("DevTools listening on ws://127\\.0\\.0\\.1:([0-9]+)/")))
+              return false;
+            port = static_cast<uint16_t>(std::stoi(m[1]));
+            return true;
+          },
+          60))
+    return false;
+  std::string page;
+  if (!wait_for(
+          [&] {
+            auto list = http(port, "GET", "/json/list", {}, "", "} ]");  // it keeps the connection open
+            if (!std::regex_search(
+                    list.body, m,
+                    std::regex("\"webSocketDebuggerUrl\": *\"ws://127\\.0\\.0\\.1(:[0-9]+)?(/devtools/page/[^\"]+)\"")))
+              return false;
+            page = m[2];
+            return true;
+          },
+          30))
+    return false;
+  return b.page.connect_to(port, page);
+}
+
+// Scrolls the first element matching `selector` into view and clicks its centre as a user would (the
+// browser hit-tests the point). False when there is no such element.
+bool click_on(Cdp& page, const std::string& selector) {
+  const std::string at =
+      page.eval("(function(){var e=document.querySelector(" + Cdp::json_string(selector) +
+                ");if(!e)return '';e.scrollIntoView({block:'center'});var r=e.getBoundingClientRect();"
+                "return (r.left+r.width/2)+' '+(r.top+r.height/2);})()");
+  std::istringstream is(at);
+  double x = 0, y = 0;
+  return (is >> x >> y) && page.click(x, y);
+}
 }  // namespace
 
 TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and report.html", "[dashboard][browser]") {
@@ -145,9 +217,30 @@ TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and rep
   CHECK(second > first);
   CHECK(view.dom.find("data-action=\"pause\"") != std::string::npos);
 
-  // Paused (through the page's own endpoint): the page says so, offers resume, and the count stands still.
-  REQUIRE(http(port, "POST", "/api/search/dash-test/pause", {bearer()}).status == 200);
+  // A user in a live browser: clicks node 1 in the tree and sees its source, then clicks pause.
+  Browser user;
+  REQUIRE(open_browser(chromium, t.path, site + "/?token=" + kToken + "#/search/dash-test", user));
+  REQUIRE(
+      wait_for([&] { return user.page.eval("!!document.querySelector('circle[data-node=\"1\"]')") == "true"; }, 60));
+  const std::string source = [&] {
+    auto n = http(port, "GET", "/api/search/dash-test/node/1", {bearer()});
+    std::smatch m;
+    return std::regex_search(n.body, m, std::regex("\"source\":\"([^\"\\\\]{1,40})")) ? std::string(m[1]) : "";
+  }();
+  REQUIRE(!source.empty());
+  const std::string shown_node = "(function(){var b=document.querySelector('.kv-node');return b?b.innerText:'';})()";
+  const std::string picked = "(function(){var h=document.querySelector('.kv-node h3');return h?h.innerText:'';})()";
+  CHECK(user.page.eval(picked).rfind("node 1 (", 0) != 0);  // another node (or none) is shown before the click
+  REQUIRE(click_on(user.page, "circle[data-node=\"1\"]"));
+  CHECK(wait_for([&] { return user.page.eval(picked).rfind("node 1 (", 0) == 0; }, 30));
+  CHECK(user.page.eval(shown_node).find(source) != std::string::npos);
+  // Paused by its button: the search stops proposing, the page says so, and the count stands still.
+  REQUIRE(click_on(user.page, "button[data-action=\"pause\"]"));
   REQUIRE(wait_for([&] { return api_state(port) == "paused"; }, 30));
+  CHECK(
+      wait_for([&] { return user.page.eval("document.body.innerText").find("| paused |") != std::string::npos; }, 30));
+  kill(user.pid, SIGKILL);
+  wait_exit(user.pid, 30);
   int64_t settled = -1;
   REQUIRE(wait_for(
       [&] {
@@ -180,5 +273,6 @@ TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and rep
   CHECK(r.dom.find("class=\"kv-box kv-node\"") != std::string::npos);
   CHECK(r.dom.find("<summary>source</summary>") != std::string::npos);
   CHECK(shown_evaluated(r.dom) > 0);
-  for (auto* png : {"searches.png", "search.png", "paused.png", "report.png"}) CHECK(fs::file_size(shots + "/" + png) > 0);
+  for (auto* png : {"searches.png", "search.png", "paused.png", "report.png"})
+    CHECK(fs::file_size(shots + "/" + png) > 0);
 }
