@@ -1,6 +1,6 @@
 // The dashboard's page and the report's search view: self-contained HTML (inline script and style, no
 // request to any other origin). Both draw a search with one script (dashboard_view_script.cpp): the
-// best-so-far curve with axes, ticks and baselines, the failure mix, the search tree (zoom, pan, colour by
+// best-so-far curve with axes, ticks and baselines and the failure mix (Chart.js), the search tree (zoom, pan, colour by
 // status, ring on the best) and a node's details (verdict, timings, diff against its parent, source,
 // diagnosis, profile, prompt and reply). The live page gets its data from the API (dashboard_api.hpp);
 // the report embeds it.
@@ -16,8 +16,10 @@ const std::string& dashboard_page();
 // "top": [...]} (actors/cluster/search_view.hpp).
 std::string report_page(const std::string& title, const std::string& summary, const std::string& data);
 
-// The view's script and style (shared by both pages).
+// The view's script and style (shared by both pages), and the charting library the script draws with
+// (Chart.js, built into the binary: vendor_chart_js.S).
 const char* view_script();
 const char* view_style();
+const char* chart_library();
 
 }  // namespace kevolve::dashboard

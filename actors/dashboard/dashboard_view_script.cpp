@@ -2,7 +2,11 @@
 // ever inserted as text (textContent, SVG attributes), never as markup.
 #include "actors/dashboard/dashboard_page.hpp"
 
+extern "C" const char kv_chart_js[];  // vendor_chart_js.S
+
 namespace kevolve::dashboard {
+
+const char* chart_library() { return kv_chart_js; }
 
 const char* view_style() {
   return R"CSS(
@@ -63,18 +67,6 @@ var KV = (function () {
     if (s < 5400) return Math.round(s / 60) + ' min';
     return (s / 3600).toFixed(1) + ' h';
   }
-  // Round tick values covering [lo, hi]: 1, 2 or 5 times a power of ten apart, about n of them.
-  function ticks(lo, hi, n) {
-    if (!(hi > lo)) hi = lo + 1;
-    var raw = (hi - lo) / (n || 5), p = Math.pow(10, Math.floor(Math.log10(raw))), step = p;
-    [1, 2, 5, 10].forEach(function (m) { if (raw > p * m * 0.999) step = p * m; });
-    if (step < raw) step *= 2;
-    var out = [];
-    for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(10));
-    // The last tick at or above `hi`, so that nothing drawn up to `hi` falls outside the axis.
-    if (out.length && out[out.length - 1] < hi - step * 1e-9) out.push(+(out[out.length - 1] + step).toFixed(10));
-    return out;
-  }
   function legend() {
     var d = el('div', {class: 'kv-legend'});
     ['ok', 'incorrect', 'compile_error', 'rejected', 'in_flight', 'other failure'].forEach(function (s) {
@@ -84,75 +76,81 @@ var KV = (function () {
     return d;
   }
 
-  // Best-so-far over evaluations, with both axes ticked and the baselines dashed.
-  function curve(search, onPick) {
-    var W = 680, H = 260, L = 56, R = 150, T = 12, B = 40;
+  // Best-so-far over evaluations, drawn by Chart.js (vendored: actors/dashboard/vendor/chart.js): both axes
+  // titled, the baselines dashed, a point per improvement (clicking one picks its node). One chart per view,
+  // its data replaced on every update.
+  function curve(search, onPick, state) {
     // The curve runs to the latest evaluation, not only to the latest improvement.
-    var pts = search.curve || [], last = Math.max(pts.length ? pts[pts.length - 1][0] : 0, search.evaluated || 0);
-    var ymax = 1;
-    pts.forEach(function (p) { ymax = Math.max(ymax, p[1]); });
-    (search.baselines || []).forEach(function (b) { ymax = Math.max(ymax, b.speedup); });
-    var yt = ticks(0, ymax * 1.08, 5), xt = ticks(0, Math.max(1, last), 6);
-    var ytop = yt[yt.length - 1], xtop = xt[xt.length - 1];
-    var x = function (v) { return L + (W - L - R) * v / xtop; };
-    var y = function (v) { return T + (H - T - B) * (1 - v / ytop); };
-    var s = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, class: 'kv-curve'});
-    yt.forEach(function (v) {
-      s.appendChild(sv('line', {x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#eee'}));
-      s.appendChild(sv('text', {x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11}, v + 'x'));
-    });
-    xt.forEach(function (v) {
-      s.appendChild(sv('line', {x1: x(v), x2: x(v), y1: H - B, y2: H - B + 5, stroke: '#444'}));
-      s.appendChild(sv('text', {x: x(v), y: H - B + 17, 'text-anchor': 'middle', 'font-size': 11}, String(v)));
-    });
-    s.appendChild(sv('line', {x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: '#444'}));
-    s.appendChild(sv('line', {x1: L, x2: L, y1: T, y2: H - B, stroke: '#444'}));
-    s.appendChild(sv('text', {x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 12},
-                     'evaluations'));
-    s.appendChild(sv('text', {x: 14, y: (T + H - B) / 2, 'font-size': 12, 'text-anchor': 'middle',
-                              transform: 'rotate(-90 14 ' + (T + H - B) / 2 + ')'}, 'best speedup'));
+    var pts = search.curve || [], last = Math.max(1, pts.length ? pts[pts.length - 1][0] : 0, search.evaluated || 0);
+    var best = [{x: 0, y: 0, node: 0}], prev = 0;
+    pts.forEach(function (p) { best.push({x: p[0], y: p[1], node: p[2]}); prev = p[1]; });
+    best.push({x: last, y: prev, node: 0});
+    var sets = [{label: 'best speedup', data: best, stepped: 'after', borderColor: '#2e7d32',
+                 backgroundColor: '#2e7d32', borderWidth: 2, pointHoverRadius: 6,
+                 pointRadius: best.map(function (p) { return p.node ? 4 : 0; })}];
     (search.baselines || []).forEach(function (b, i) {
       var c = i ? '#1565c0' : '#c62828';
-      s.appendChild(sv('line', {x1: L, x2: W - R, y1: y(b.speedup), y2: y(b.speedup), stroke: c,
-                                'stroke-dasharray': '5 4', class: 'kv-baseline'}));
-      s.appendChild(sv('text', {x: W - R + 4, y: y(b.speedup) + 4, 'font-size': 11, fill: c},
-                       b.name + ' ' + fmt(b.speedup, 2) + 'x'));
+      sets.push({label: b.name + ' ' + fmt(b.speedup, 2) + 'x', data: [{x: 0, y: b.speedup}, {x: last, y: b.speedup}],
+                 borderColor: c, backgroundColor: c, borderDash: [5, 4], borderWidth: 1.5, pointRadius: 0});
     });
-    if (pts.length) {
-      var d = 'M' + x(0) + ',' + y(0), prev = 0;
-      pts.forEach(function (p) { d += ' L' + x(p[0]) + ',' + y(prev) + ' L' + x(p[0]) + ',' + y(p[1]); prev = p[1]; });
-      d += ' L' + x(last) + ',' + y(prev);
-      s.appendChild(sv('path', {d: d, fill: 'none', stroke: '#2e7d32', 'stroke-width': 2}));
-      pts.forEach(function (p) {
-        if (!p[2]) return;
-        var c = sv('circle', {cx: x(p[0]), cy: y(p[1]), r: 4, fill: '#2e7d32', style: 'cursor:pointer'});
-        c.appendChild(sv('title', {}, 'node ' + p[2] + ': ' + fmt(p[1]) + 'x at evaluation ' + p[0]));
-        c.addEventListener('click', function () { onPick(p[2]); });
-        s.appendChild(c);
-      });
+    if (!state.curve) {
+      var canvas = el('canvas', {width: 680, height: 260, 'aria-label': 'best speedup over evaluations'});
+      var chart = new Chart(canvas, {type: 'line', data: {datasets: sets}, options: {
+        animation: false, responsive: false,
+        scales: {x: {type: 'linear', min: 0, max: last, title: {display: true, text: 'evaluations'}},
+                 y: {min: 0, title: {display: true, text: 'best speedup'},
+                     ticks: {callback: function (v) { return v + 'x'; }}}},
+        plugins: {legend: {position: 'right'}, tooltip: {callbacks: {label: function (c) {
+          var p = c.raw;
+          return c.datasetIndex ? c.dataset.label
+                                : (p.node ? 'node ' + p.node + ': ' : '') + fmt(p.y) + 'x at evaluation ' + p.x;
+        }}}},
+        onClick: function (e, hits) {
+          hits.forEach(function (h) {
+            var p = h.datasetIndex === 0 ? chart.data.datasets[0].data[h.index] : null;
+            if (p && p.node) onPick(p.node);
+          });
+        }}});
+      state.curve = {box: el('div', {class: 'kv-curve'}, canvas), chart: chart};
+    } else {
+      state.curve.chart.data.datasets = sets;
+      state.curve.chart.options.scales.x.max = last;
+      state.curve.chart.update('none');
     }
-    return s;
+    return state.curve.box;
   }
 
-  // The statuses of the evaluations, slice by slice (stacked bars).
-  function mix(search) {
-    var W = 680, H = 90, L = 56, R = 150, s = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: W, height: H});
-    var slices = search.mix || [], lo = 0, total = slices.length ? slices[slices.length - 1].upto : 0;
+  // The statuses of the evaluations, slice by slice (Chart.js stacked bars, in percent of the slice).
+  function mix(search, state) {
+    var slices = search.mix || [], lo = 0, labels = [], statuses = {};
     slices.forEach(function (m) {
-      var n = m.upto - lo, x0 = L + (W - L - R) * lo / total, w = (W - L - R) * n / total, acc = 0;
-      Object.keys(m.counts).sort().forEach(function (k) {
-        var h = (H - 20) * m.counts[k] / n;
-        var r = sv('rect', {x: x0, y: H - 16 - acc - h, width: Math.max(1, w - 1), height: h, fill: colour(k)});
-        r.appendChild(sv('title', {}, k + ': ' + m.counts[k] + ' of evaluations ' + (lo + 1) + '-' + m.upto));
-        s.appendChild(r);
-        acc += h;
-      });
+      labels.push((lo + 1) + '-' + m.upto);
+      Object.keys(m.counts).forEach(function (k) { statuses[k] = true; });
       lo = m.upto;
     });
-    s.appendChild(sv('text', {x: L - 6, y: H - 16, 'text-anchor': 'end', 'font-size': 11}, '0'));
-    s.appendChild(sv('text', {x: L - 6, y: 12, 'text-anchor': 'end', 'font-size': 11}, '100%'));
-    s.appendChild(sv('text', {x: W - R + 4, y: H - 16, 'font-size': 11}, total + ' evaluations'));
-    return s;
+    var sets = Object.keys(statuses).sort().map(function (k) {
+      var from = 0;
+      return {label: k.replace('_', ' '), backgroundColor: colour(k), data: slices.map(function (m) {
+        var n = m.upto - from; from = m.upto;
+        return n > 0 ? 100 * (m.counts[k] || 0) / n : 0;
+      }), counts: slices.map(function (m) { return m.counts[k] || 0; })};
+    });
+    if (!state.mix) {
+      var canvas = el('canvas', {width: 680, height: 120, 'aria-label': 'verdicts over evaluations'});
+      var chart = new Chart(canvas, {type: 'bar', data: {labels: labels, datasets: sets}, options: {
+        animation: false, responsive: false,
+        scales: {x: {stacked: true, title: {display: true, text: 'evaluations'}},
+                 y: {stacked: true, min: 0, max: 100, ticks: {callback: function (v) { return v + '%'; }}}},
+        plugins: {legend: {position: 'right'}, tooltip: {callbacks: {label: function (c) {
+          return c.dataset.label + ': ' + c.dataset.counts[c.dataIndex] + ' (' + fmt(c.raw, 0) + '%)';
+        }}}}}});
+      state.mix = {box: el('div', {class: 'kv-mix'}, canvas), chart: chart};
+    } else {
+      state.mix.chart.data.labels = labels;
+      state.mix.chart.data.datasets = sets;
+      state.mix.chart.update('none');
+    }
+    return state.mix.box;
   }
 
   // The tree: depth left to right, leaves top to bottom, parents centred on their children.
@@ -322,9 +320,9 @@ var KV = (function () {
         (s.eta_s !== null && s.eta_s !== undefined ? ' | budget in ' + duration(s.eta_s) : '')}));
       charts.textContent = '';
       charts.appendChild(el('h3', {text: 'Best speedup over evaluations'}));
-      charts.appendChild(curve(s, pick));
+      charts.appendChild(curve(s, pick, state));
       charts.appendChild(el('h3', {text: 'Verdicts over evaluations'}));
-      charts.appendChild(mix(s));
+      charts.appendChild(mix(s, state));
       charts.appendChild(el('h3', {text: 'Search tree (wheel: zoom, drag: pan; black ring: best)'}));
       charts.appendChild(legend());
       charts.appendChild(tree(s, state, pick));
@@ -334,7 +332,7 @@ var KV = (function () {
     return {update: draw, pick: pick};
   }
 
-  return {el: el, fmt: fmt, duration: duration, ticks: ticks, colour: colour, diff: diff, searchView: searchView};
+  return {el: el, fmt: fmt, duration: duration, colour: colour, diff: diff, searchView: searchView};
 })();
 )JS";
 }
