@@ -23,7 +23,7 @@ bool has_flag(const std::vector<std::string>& w, const std::string& f) {
 std::vector<std::string> positional(const std::vector<std::string>& w) {
   std::vector<std::string> p;
   for (size_t i = 1; i < w.size(); ++i) {
-    if (w[i] == "--depth" || w[i] == "--class") {
+    if (w[i] == "--depth" || w[i] == "--class" || w[i] == "--max-nodes") {
       ++i;
       continue;
     }
@@ -202,10 +202,14 @@ std::string node(const std::vector<std::string>& w, const ClusterView& v) {
 
 std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
   auto p = positional(w);
-  if (p.size() != 1) return "error: usage: tree SEARCH [--depth N]\n";
+  if (p.size() != 1) return "error: usage: tree SEARCH [--depth N] [--json [--max-nodes N]]\n";
   int depth = 1 << 20;
-  for (size_t i = 0; i + 1 < w.size(); ++i)
+  size_t max_nodes = SIZE_MAX;
+  for (size_t i = 0; i + 1 < w.size(); ++i) {
     if (w[i] == "--depth" && std::sscanf(w[i + 1].c_str(), "%d", &depth) != 1) return "error: --depth takes a number\n";
+    if (w[i] == "--max-nodes" && (std::sscanf(w[i + 1].c_str(), "%zu", &max_nodes) != 1 || max_nodes < 1))
+      return "error: --max-nodes takes a positive number\n";
+  }
   if (has_flag(w, "--json")) {
     auto r = v.store->search(p[0]);
     if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
@@ -214,14 +218,15 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
                                          std::to_string(live->finished) + "/" + std::to_string(live->paused)
                                    : "stored " + std::to_string(r->next_node) + "/" + std::to_string(r->finished);
     const auto now = std::chrono::steady_clock::now();
+    const std::string key = p[0] + " " + std::to_string(max_nodes);
     if (v.trees) {
-      auto it = v.trees->by_search.find(p[0]);
+      auto it = v.trees->by_search.find(key);
       if (it != v.trees->by_search.end() &&
           (it->second.state == state || now - it->second.built < TreeCache::kTreeJsonMaxAge))
         return it->second.json;
     }
-    std::string json = search_tree_json(*r, v.store->nodes(p[0]), live) + "\n";
-    if (v.trees) v.trees->by_search[p[0]] = {json, state, now};
+    std::string json = search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes) + "\n";
+    if (v.trees) v.trees->by_search[key] = {json, state, now};
     return json;
   }
   const auto nodes = v.store->nodes(p[0]);
@@ -317,7 +322,8 @@ std::string console_command(const std::vector<std::string>& w, const ClusterView
            "node SEARCH NODE [--json]    one node: status, message, prompt, source, reports, diagnosis (JSON: with "
            "timings\n"
            "                             and its parent's source)\n"
-           "tree SEARCH [--depth N]      the search tree (--json: every node, the best-so-far curve, the failure mix)\n"
+           "tree SEARCH [--depth N]      the search tree (--json: every node, the best-so-far curve, the failure mix;\n"
+           "                             --max-nodes N: at most about N nodes, the notable ones and their ancestors)\n"
            "devices [--json]             the evaluators' devices: backend, state, evaluations, utilisation\n"
            "stats [--json]               rates, queue depth, re-queues, utilisation while work waits\n"
            "pause SEARCH                 propose nothing new (candidates in flight finish)\n"

@@ -139,8 +139,28 @@ std::string search_summary_json(const SearchRecord& record, const std::vector<No
   return o;
 }
 
+std::set<uint64_t> notable_nodes(const std::vector<NodeRecord>& nodes, uint64_t best, size_t all_up_to, size_t fittest,
+                                 size_t latest) {
+  std::set<uint64_t> keep;
+  if (nodes.size() <= all_up_to) {
+    for (auto& n : nodes) keep.insert(n.id);
+    return keep;
+  }
+  std::map<uint64_t, const NodeRecord*> by_id;
+  for (auto& n : nodes) by_id[n.id] = &n;
+  for (uint64_t id = best; id && by_id.count(id) && keep.insert(id).second;)
+    id = by_id[id]->parents.empty() ? 0 : by_id[id]->parents.front();
+  std::vector<const NodeRecord*> fit;
+  for (auto& n : nodes)
+    if (n.correct()) fit.push_back(&n);
+  std::sort(fit.begin(), fit.end(), [](auto* a, auto* b) { return a->fitness > b->fitness; });
+  for (size_t i = 0; i < fit.size() && i < fittest; ++i) keep.insert(fit[i]->id);
+  for (size_t i = nodes.size() > latest ? nodes.size() - latest : 0; i < nodes.size(); ++i) keep.insert(nodes[i].id);
+  return keep;
+}
+
 std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                             uint64_t best) {
+                             uint64_t best, size_t max_nodes) {
   if (!best) best = best_node(nodes);
   std::ostringstream o;
   o << "{" << summary_fields(record, nodes, live, best) << ",\"baselines\":[{\"name\":\"reference\",\"speedup\":1}";
@@ -149,8 +169,25 @@ std::string search_tree_json(const SearchRecord& record, const std::vector<NodeR
       o << ",{\"name\":\"seed (node " << n.id << ")\",\"speedup\":" << number(n.fitness) << "}";
       break;
     }
-  o << "],\"curve\":" << curve_json(nodes) << ",\"mix\":" << mix_json(nodes) << ",\"nodes\":[";
-  for (size_t i = 0; i < nodes.size(); ++i) o << (i ? "," : "") << "{" << node_fields(nodes[i]) << "}";
+  o << "],\"curve\":" << curve_json(nodes) << ",\"mix\":" << mix_json(nodes);
+  // A large search: the notable nodes and every ancestor of theirs (the tree stays connected).
+  std::set<uint64_t> shown;
+  if (nodes.size() > max_nodes) {
+    std::map<uint64_t, const NodeRecord*> by_id;
+    for (auto& n : nodes) by_id[n.id] = &n;
+    const size_t part = std::max<size_t>(1, max_nodes / 4);
+    for (uint64_t id : notable_nodes(nodes, best, max_nodes, part, 2 * part))
+      for (uint64_t a = id; a && by_id.count(a) && shown.insert(a).second;)
+        a = by_id[a]->parents.empty() ? 0 : by_id[a]->parents.front();
+  }
+  o << ",\"nodes_total\":" << nodes.size() << ",\"nodes_shown\":" << (shown.empty() ? nodes.size() : shown.size())
+    << ",\"nodes\":[";
+  bool first = true;
+  for (auto& n : nodes) {
+    if (!shown.empty() && !shown.count(n.id)) continue;
+    o << (first ? "" : ",") << "{" << node_fields(n) << "}";
+    first = false;
+  }
   o << "]}";
   return o.str();
 }

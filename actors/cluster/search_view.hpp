@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <cstdint>
+#include <set>
+
 #include "actors/protocol/messages.hpp"
 #include "storage/store.hpp"
 
@@ -23,8 +26,15 @@ std::string search_summary_json(const SearchRecord& record, const std::vector<No
 
 // The summary with the nodes, the curve, the failure mix and the baselines. `best` overrides the node the
 // view rings and names as best (0: the highest search-time fitness), e.g. the report's re-timed best.
+// `max_nodes` caps the nodes listed (the curve, the mix and the counts still cover all of them): beyond it,
+// notable_nodes() with their ancestors, and "nodes_total" / "nodes_shown" say so.
 std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                             uint64_t best = 0);
+                             uint64_t best = 0, size_t max_nodes = SIZE_MAX);
+
+// The nodes worth showing of a large search: all of them up to `all_up_to`; beyond, the best's line of
+// ancestors, the `fittest` fittest and the `latest` latest. (report.html embeds these nodes' details.)
+std::set<uint64_t> notable_nodes(const std::vector<NodeRecord>& nodes, uint64_t best, size_t all_up_to = 1500,
+                                 size_t fittest = 300, size_t latest = 500);
 
 // One node with its artifacts (each cut to `max_artifact` bytes); "" when the search has no such node.
 std::string node_detail_json(Store& store, const std::string& search, const std::vector<NodeRecord>& nodes,

@@ -8,6 +8,9 @@
 namespace kevolve::dashboard {
 namespace {
 
+// The most nodes a search page is sent (tree --max-nodes): a browser draws a few thousand at ease.
+constexpr size_t kPageTreeNodes = 3000;
+
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -168,7 +171,9 @@ Response handle(const Request& r, const Console& console) {
     const std::string& id = p[2];
     if (p.size() == 3) {
       if (!get) return error(405, "GET only");
-      return from_console(console, {"tree", id, "--json"}, 404);
+      // A page draws at most a few thousand nodes: the notable ones of a larger search (the curve and the
+      // counts still cover every node).
+      return from_console(console, {"tree", id, "--json", "--max-nodes", std::to_string(kPageTreeNodes)}, 404);
     }
     if (p.size() == 5 && p[3] == "node" && plain_word(p[4])) {
       if (!get) return error(405, "GET only");

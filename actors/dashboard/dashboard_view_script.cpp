@@ -324,6 +324,9 @@ var KV = (function () {
       charts.appendChild(el('h3', {text: 'Verdicts over evaluations'}));
       charts.appendChild(mix(s, state));
       charts.appendChild(el('h3', {text: 'Search tree (wheel: zoom, drag: pan; black ring: best)'}));
+      if (s.nodes_shown < s.nodes_total)
+        charts.appendChild(el('p', {class: 'kv-muted kv-shown', text: 'showing ' + s.nodes_shown + ' of ' +
+          s.nodes_total + ' nodes: the best line, the fittest, the latest, and their ancestors'}));
       charts.appendChild(legend());
       charts.appendChild(tree(s, state, pick));
     }

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <unistd.h>
 
 #include "actors/cluster/console_service.hpp"
 #include "actors/cluster/hmac.hpp"
+#include "actors/cluster/search_view.hpp"
 #include "runtime/core/host_port.hpp"
 
 using namespace kevolve;
@@ -134,7 +137,8 @@ TEST_CASE("the tree of a search is rebuilt for the dashboard only when it change
   v.live[0].evaluated = 5;
   CHECK(cluster::console_command({"tree", "s1", "--json"}, v) == first);
   // Older than the limit and changed: rebuilt from the store.
-  v.trees->by_search["s1"].built -= cluster::TreeCache::kTreeJsonMaxAge;
+  REQUIRE(v.trees->by_search.size() == 1);
+  v.trees->by_search.begin()->second.built -= cluster::TreeCache::kTreeJsonMaxAge;
   const std::string again = cluster::console_command({"tree", "s1", "--json"}, v);
   CHECK(again.find("\"id\":5") != std::string::npos);
   // Without a cache (a view built elsewhere) every request reads the store.
@@ -142,4 +146,41 @@ TEST_CASE("the tree of a search is rebuilt for the dashboard only when it change
   write_nodes(6, 6);
   CHECK(cluster::console_command({"tree", "s1", "--json"}, v).find("\"id\":6") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("a large tree sent to a page keeps the notable nodes with their ancestors and says how many it left out",
+          "[cluster]") {
+  std::vector<NodeRecord> nodes;
+  for (uint64_t i = 1; i <= 5000; ++i) {  // a chain of chains: node i's parent is i / 2
+    NodeRecord n;
+    n.id = i;
+    if (i > 1) n.parents = {i / 2};
+    n.state = NodeState::scored;
+    n.status = EvalStatus::ok;
+    n.fitness = i == 777 ? 9.0 : 1.0 + static_cast<double>(i % 97) / 100;
+    nodes.push_back(n);
+  }
+  SearchRecord r;
+  r.id = "big";
+  r.problem = "gelu";
+  const std::string all = cluster::search_tree_json(r, nodes, nullptr);
+  CHECK(all.find("\"nodes_total\":5000,\"nodes_shown\":5000") != std::string::npos);
+  const std::string capped = cluster::search_tree_json(r, nodes, nullptr, 0, 400);
+  std::smatch m;
+  REQUIRE(std::regex_search(capped, m, std::regex("\"nodes_total\":5000,\"nodes_shown\":([0-9]+)")));
+  const int shown = std::stoi(m[1]);
+  CHECK(shown < 5000);
+  CHECK(shown >= 400);
+  // Every listed node's parent is listed too (the tree stays connected), the best (777) and its line are there,
+  // and so is the latest node; the curve still reaches the best.
+  std::set<uint64_t> ids;
+  const std::regex listed("\\{\"id\":([0-9]+),\"parents\":\\[([0-9]*)");
+  for (auto it = std::sregex_iterator(capped.begin(), capped.end(), listed); it != std::sregex_iterator(); ++it)
+    ids.insert(std::stoull((*it)[1]));
+  CHECK(static_cast<int>(ids.size()) == shown);
+  for (auto it = std::sregex_iterator(capped.begin(), capped.end(), listed); it != std::sregex_iterator(); ++it)
+    if ((*it)[2].length() > 0) CHECK(ids.count(std::stoull((*it)[2])) == 1);
+  for (uint64_t id : {777u, 388u, 194u, 1u, 5000u}) CHECK(ids.count(id) == 1);
+  CHECK(capped.find("\"best_node\":777") != std::string::npos);
+  CHECK(capped.find("[777,9") != std::string::npos);  // the curve's point at the best: all nodes still count
 }

@@ -86,7 +86,7 @@ TEST_CASE("each endpoint asks the console's own command", "[dashboard]") {
   REQUIRE(fake.asked.size() == 5);
   CHECK(fake.asked[0] == std::vector<std::string>{"searches", "--json"});
   CHECK(fake.asked[1] == std::vector<std::string>{"devices", "--json"});
-  CHECK(fake.asked[2] == std::vector<std::string>{"tree", "s-1", "--json"});
+  CHECK(fake.asked[2] == std::vector<std::string>{"tree", "s-1", "--json", "--max-nodes", "3000"});
   CHECK(fake.asked[3] == std::vector<std::string>{"node", "s-1", "7", "--json"});
   CHECK(fake.asked[4] == std::vector<std::string>{"pause", "s-1"});
 

@@ -29,27 +29,6 @@ std::string params_json(const Params& p) {
   return s + "}";
 }
 
-// The nodes whose details report.html embeds: all of them up to 1500; beyond, the best's line of ancestors,
-// the 300 fittest and the 500 latest (the view says "no details stored" for the others).
-std::set<uint64_t> detailed_nodes(const std::vector<NodeRecord>& nodes, uint64_t best) {
-  std::set<uint64_t> keep;
-  if (nodes.size() <= 1500) {
-    for (auto& n : nodes) keep.insert(n.id);
-    return keep;
-  }
-  std::map<uint64_t, const NodeRecord*> by_id;
-  for (auto& n : nodes) by_id[n.id] = &n;
-  for (uint64_t id = best; id && by_id.count(id) && keep.insert(id).second;)
-    id = by_id[id]->parents.empty() ? 0 : by_id[id]->parents.front();
-  std::vector<const NodeRecord*> fit;
-  for (auto& n : nodes)
-    if (n.correct()) fit.push_back(&n);
-  std::sort(fit.begin(), fit.end(), [](auto* a, auto* b) { return a->fitness > b->fitness; });
-  for (size_t i = 0; i < fit.size() && i < 300; ++i) keep.insert(fit[i]->id);
-  for (size_t i = nodes.size() > 500 ? nodes.size() - 500 : 0; i < nodes.size(); ++i) keep.insert(nodes[i].id);
-  return keep;
-}
-
 // The data of report.html's search view: the same JSON the dashboard's API gives (actors/cluster/search_view),
 // with `best` (the node the text names) as the ringed best, the details of the nodes, and the top ten.
 std::string view_data(Store& store, const SearchRecord& rec, const SearchGraph& g, uint64_t best) {
@@ -58,7 +37,7 @@ std::string view_data(Store& store, const SearchRecord& rec, const SearchGraph& 
   std::ostringstream o;
   o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best) << ",\"nodes\":{";
   bool first = true;
-  for (uint64_t id : detailed_nodes(nodes, best)) {
+  for (uint64_t id : cluster::notable_nodes(nodes, best)) {
     o << (first ? "" : ",") << "\"" << id << "\":" << cluster::node_detail_json(store, rec.id, nodes, id, 64 * 1024);
     first = false;
   }
