@@ -15,6 +15,9 @@
 #include <random>
 #include <string>
 
+#include "runtime/core/json.hpp"
+#include "tests/actors/dashboard/dashboard_test_helpers.hpp"
+
 namespace kevolve::dashboard_test {
 
 class Cdp {
@@ -28,14 +31,8 @@ class Cdp {
 
   // Opens the WebSocket at ws://127.0.0.1:port/path (a page's webSocketDebuggerUrl). False on failure.
   bool connect_to(uint16_t port, const std::string& path) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{20, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return false;
+    fd_ = connect_loopback(port);
+    if (fd_ < 0) return false;
     const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
                             "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                             "Sec-WebSocket-Key: a2V2b2x2ZS1jZHAtdGVzdA==\r\nSec-WebSocket-Version: 13\r\n\r\n";
@@ -78,18 +75,7 @@ class Cdp {
            !call("Input.dispatchMouseEvent", "{\"type\":\"mouseReleased\"" + at).empty();
   }
 
-  static std::string json_string(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') {
-        o += "\\n";
-        continue;
-      }
-      o += c;
-    }
-    return o + "\"";
-  }
+  static std::string json_string(const std::string& s) { return json::quote(s); }
 
  private:
   // A JSON string's contents from `at` (just past its opening quote) to its closing quote, unescaped

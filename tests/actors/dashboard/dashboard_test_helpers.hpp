@@ -29,12 +29,8 @@ struct Reply {
   std::string head, body;
 };
 
-// Sends one request (Connection: close) and reads the answer until the server closes or, when `until`
-// is given, until the bytes read contain it. Each read waits at most 20 s.
-inline Reply http(uint16_t port, const std::string& method, const std::string& target,
-                  const std::vector<std::string>& headers = {}, const std::string& body = "",
-                  const std::string& until = "") {
-  Reply r;
+// A TCP connection to 127.0.0.1:port whose reads wait at most 20 s; -1 when it could not be made.
+inline int connect_loopback(uint16_t port) {
   const int s = socket(AF_INET, SOCK_STREAM, 0);
   timeval tv{20, 0};
   setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -44,8 +40,19 @@ inline Reply http(uint16_t port, const std::string& method, const std::string& t
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     close(s);
-    return r;
+    return -1;
   }
+  return s;
+}
+
+// Sends one request (Connection: close) and reads the answer until the server closes or, when `until`
+// is given, until the bytes read contain it. Each read waits at most 20 s.
+inline Reply http(uint16_t port, const std::string& method, const std::string& target,
+                  const std::vector<std::string>& headers = {}, const std::string& body = "",
+                  const std::string& until = "") {
+  Reply r;
+  const int s = connect_loopback(port);
+  if (s < 0) return r;
   std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   for (auto& h : headers) req += h + "\r\n";
   if (!body.empty() || method == "POST") req += "Content-Length: " + std::to_string(body.size()) + "\r\n";

@@ -36,6 +36,29 @@ std::string artefact_dir() {
   return dir.string();
 }
 
+// Starts Chromium with `flags` (headless; --no-sandbox as root, which it refuses otherwise) on `url`, its
+// stdout and stderr into the files named.
+pid_t start_chromium(const std::string& chromium, const std::vector<std::string>& flags, const std::string& url,
+                     const std::string& out, const std::string& err) {
+  std::vector<std::string> args{
+      chromium,         "--headless",        "--disable-gpu",          "--disable-dev-shm-usage",
+      "--no-first-run", "--hide-scrollbars", "--window-size=1400,1000"};
+  if (geteuid() == 0) args.push_back("--no-sandbox");
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back(url);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen(out.c_str(), "w", stdout);
+    freopen(err.c_str(), "w", stderr);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 struct Page {
   int rc = -1;
   std::string dom, log;
@@ -47,23 +70,12 @@ Page load(const std::string& chromium, const std::string& dir, const std::string
   static int n = 0;
   const std::string base = dir + "/chromium-" + std::to_string(++n);
   const std::string out = base + ".dom", err = base + ".log";
-  std::vector<std::string> args{chromium, "--headless", "--enable-automation", "--disable-gpu",
-                                "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
-                                "--user-data-dir=" + base + "-profile", "--window-size=1400,1000",
-                                // Virtual time waits for the page's fetches; the event stream never ends, so
-                                // the budget (virtual, not wall-clock) bounds how long the page runs.
-                                "--virtual-time-budget=5000", "--screenshot=" + shot, "--dump-dom", url};
-  if (geteuid() == 0) args.insert(args.begin() + 1, "--no-sandbox");  // Chromium refuses root otherwise
-  const pid_t pid = fork();
-  if (pid == 0) {
-    freopen(out.c_str(), "w", stdout);
-    freopen(err.c_str(), "w", stderr);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  // Virtual time waits for the page's fetches; the event stream never ends, so the budget (virtual, not
+  // wall-clock) bounds how long the page runs.
+  const pid_t pid = start_chromium(chromium,
+                                   {"--enable-automation", "--user-data-dir=" + base + "-profile",
+                                    "--virtual-time-budget=5000", "--screenshot=" + shot, "--dump-dom"},
+                                   url, out, err);
   Page p;
   p.rc = wait_exit(pid, 180);
   p.dom = slurp(out);
@@ -103,27 +115,8 @@ struct Browser {
 
 bool open_browser(const std::string& chromium, const std::string& dir, const std::string& url, Browser& b) {
   const std::string err = dir + "/chromium-cdp.log";
-  std::vector<std::string> args{chromium,
-                                "--headless",
-                                "--disable-gpu",
-                                "--disable-dev-shm-usage",
-                                "--no-first-run",
-                                "--hide-scrollbars",
-                                "--user-data-dir=" + dir + "/chromium-cdp-profile",
-                                "--window-size=1400,1000",
-                                "--remote-debugging-port=0",
-                                url};
-  if (geteuid() == 0) args.insert(args.begin() + 1, "--no-sandbox");
-  b.pid = fork();
-  if (b.pid == 0) {
-    freopen("/dev/null", "w", stdout);
-    freopen(err.c_str(), "w", stderr);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  b.pid = start_chromium(chromium, {"--user-data-dir=" + dir + "/chromium-cdp-profile", "--remote-debugging-port=0"},
+                         url, "/dev/null", err);
   std::smatch m;
   uint16_t port = 0;
   if (!wait_for(
