@@ -99,6 +99,18 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   std::shared_ptr<Store> store = std::move(*opened);
   auto first = load_search(*store, config, spec, *op);
   if (!first) return R::failure(first.status());
+  // Paused from the console or the dashboard before it stopped: a node or a served run keeps it paused (it
+  // is resumed there); a plain run has nothing to resume it from, so it runs again, and says so.
+  if (first->setup.record.paused && !first->setup.record.finished) {
+    if (cl || options.dashboard) {
+      std::cerr << "kevolve: search " << config.search_id
+                << " was paused before it stopped and stays paused: resume it from the console or the dashboard\n";
+    } else {
+      std::cerr << "kevolve: search " << config.search_id
+                << " was paused from the console before it stopped; this run resumes it\n";
+      first->setup.record.paused = false;
+    }
+  }
   const bool more_to_do = cl && (!cl->more.empty() || cl->stay);
   if (first->setup.record.finished && !more_to_do)
     return stored_status(first->setup);  // nothing to do: report what is stored

@@ -223,6 +223,32 @@ TEST_CASE("a node whose source was lost before it was scored is named and marked
   fs::remove_all(dir);
 }
 
+TEST_CASE("a search paused before it stopped runs again under a plain run that could not resume it", "[engine]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-paused-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 12);
+  {  // what a node killed after a console `pause` leaves: the record says paused, nothing finished
+    auto store = Store::open(dir);
+    REQUIRE(store);
+    SearchRecord r;
+    r.id = c.search_id;
+    r.problem = "gelu";
+    r.strategy = "greedy";
+    r.paused = true;
+    StoreBatch b;
+    b.searches.push_back(r);
+    REQUIRE((*store)->write(b));
+  }
+  auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE(s);
+  CHECK(s->finished);
+  CHECK(s->evaluated == 12);
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  CHECK_FALSE((*store)->search(c.search_id)->paused);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a search with a larger budget continues from the stored graph", "[engine]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-grow-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
