@@ -222,7 +222,8 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
     if (v.trees) {
       auto it = v.trees->by_search.find(key);
       if (it != v.trees->by_search.end() &&
-          (it->second.state == state || now - it->second.built < TreeCache::kTreeJsonMaxAge))
+          ((it->second.state == state && now - it->second.built < TreeCache::kTreeJsonUnchangedAge) ||
+           now - it->second.built < TreeCache::kTreeJsonMaxAge))
         return it->second.json;
     }
     std::string json = search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes) + "\n";

@@ -25,10 +25,12 @@ struct DeviceRow {
 
 // The whole-tree JSON of each search (`tree SEARCH --json`, what an open dashboard page asks on every
 // update), kept by the registry between commands: it reads every node from the store, so with many open
-// pages on a large search it is rebuilt at most once per kTreeJsonMaxAge while the search changes (pages
-// see the tree at most that old), and not at all while it does not.
+// pages on a large search it is rebuilt at most once per kTreeJsonMaxAge while the search's counts change
+// (pages see the tree at most that old), and once per kTreeJsonUnchangedAge while they do not (a node moving
+// along its lifecycle in flight changes no count).
 struct TreeCache {
   static constexpr std::chrono::milliseconds kTreeJsonMaxAge{2000};
+  static constexpr std::chrono::milliseconds kTreeJsonUnchangedAge{30000};
   struct Entry {
     std::string json;
     std::string state;  // the live status it was built from (counts, finished): unchanged -> still true
