@@ -111,19 +111,6 @@ std::string node_fields(const NodeRecord& n) {
 
 }  // namespace
 
-NodeCounts count_nodes(const std::vector<NodeRecord>& nodes) {
-  NodeCounts c;
-  for (auto& n : nodes) {
-    if (!n.scored()) {
-      ++c.in_flight;
-      continue;
-    }
-    ++c.evaluated;
-    ++(n.correct() ? c.correct : c.failed);
-  }
-  return c;
-}
-
 uint64_t best_node(const std::vector<NodeRecord>& nodes) {
   const NodeRecord* b = nullptr;
   for (auto& n : nodes)

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "actors/protocol/messages.hpp"
+#include "runtime/search/graph.hpp"  // count_nodes
 #include "storage/store.hpp"
 
 namespace kevolve::cluster {
@@ -39,12 +40,6 @@ std::set<uint64_t> notable_nodes(const std::vector<NodeRecord>& nodes, uint64_t 
 // One node with its artifacts (each cut to `max_artifact` bytes); "" when the search has no such node.
 std::string node_detail_json(Store& store, const std::string& search, const std::vector<NodeRecord>& nodes,
                              uint64_t node, size_t max_artifact = 256 * 1024);
-
-// Scored nodes (correct or failed) and those still in flight.
-struct NodeCounts {
-  int64_t evaluated = 0, correct = 0, failed = 0, in_flight = 0;
-};
-NodeCounts count_nodes(const std::vector<NodeRecord>& nodes);
 
 // The highest search-time fitness among correct nodes (lowest id on ties); 0 when none is correct.
 uint64_t best_node(const std::vector<NodeRecord>& nodes);

@@ -8,6 +8,7 @@
 #include "actors/memory/memory_actor.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "runtime/records/backend_kind.hpp"
+#include "runtime/search/graph.hpp"
 
 namespace kevolve {
 
@@ -175,17 +176,14 @@ SearchStatus stored_status(const SearchSetup& setup) {
   s.search = setup.record.id;
   s.finished = true;
   s.stop_reason = setup.record.stop_reason;
+  const NodeCounts c = count_nodes(setup.nodes);
+  s.evaluated = c.evaluated;
+  s.correct = c.correct;
+  s.failed = c.failed;
   for (auto& n : setup.nodes)
-    if (n.scored()) {
-      ++s.evaluated;
-      if (n.correct())
-        ++s.correct;
-      else
-        ++s.failed;
-      if (n.correct() && n.fitness > s.best_fitness) {
-        s.best_fitness = n.fitness;
-        s.best_node = n.id;
-      }
+    if (n.correct() && n.fitness > s.best_fitness) {
+      s.best_fitness = n.fitness;
+      s.best_node = n.id;
     }
   return s;
 }

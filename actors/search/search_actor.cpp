@@ -56,13 +56,8 @@ SearchStatus status(const SearchState& st) {
   r.search = st.s.record.id;
   r.evaluated = static_cast<int64_t>(st.graph.scored());
   r.in_flight = st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
-  for (auto& [id, n] : st.graph.nodes()) {
-    if (!n.scored()) continue;
-    if (n.correct())
-      ++r.correct;
-    else
-      ++r.failed;
-  }
+  r.correct = static_cast<int64_t>(st.graph.correct());
+  r.failed = r.evaluated - r.correct;
   if (auto b = st.graph.best()) {
     r.best_node = *b;
     r.best_fitness = st.graph.find(*b)->fitness;

@@ -26,11 +26,14 @@ void SearchGraph::upsert(const NodeRecord& n) {
     for (auto p : n.parents) children_[p].push_back(n.id);
     by_params_.insert(params_key(n.params));
     if (n.scored()) ++scored_;
+    if (n.correct()) ++correct_;
     nodes_.emplace(n.id, n);
     return;
   }
   if (!it->second.scored() && n.scored()) ++scored_;
   if (it->second.scored() && !n.scored()) --scored_;
+  if (!it->second.correct() && n.correct()) ++correct_;
+  if (it->second.correct() && !n.correct()) --correct_;
   it->second = n;
 }
 
@@ -76,6 +79,19 @@ std::vector<uint64_t> SearchGraph::best_k(size_t k) const {
   std::vector<uint64_t> out;
   for (size_t i = 0; i < correct.size() && i < k; ++i) out.push_back(correct[i]->id);
   return out;
+}
+
+NodeCounts count_nodes(const std::vector<NodeRecord>& nodes) {
+  NodeCounts c;
+  for (auto& n : nodes) {
+    if (!n.scored()) {
+      ++c.in_flight;
+      continue;
+    }
+    ++c.evaluated;
+    ++(n.correct() ? c.correct : c.failed);
+  }
+  return c;
 }
 
 bool SearchGraph::has_params(const Params& p) const { return by_params_.count(params_key(p)) > 0; }

@@ -24,6 +24,7 @@ class SearchGraph {
 
   size_t size() const { return nodes_.size(); }
   size_t scored() const { return scored_; }
+  size_t correct() const { return correct_; }  // scored ok; kept as nodes change, not counted on each ask
   size_t in_flight() const { return nodes_.size() - scored_; }
   // Best correct node (highest fitness; lowest id on ties), if any.
   std::optional<uint64_t> best() const;
@@ -37,7 +38,13 @@ class SearchGraph {
   std::map<uint64_t, NodeRecord> nodes_;
   std::map<uint64_t, std::vector<uint64_t>> children_;
   std::unordered_set<std::string> by_params_;  // canonical "k=v;..." of every node's parameters
-  size_t scored_ = 0;
+  size_t scored_ = 0, correct_ = 0;
 };
+
+// Scored nodes (correct or failed) and those still in flight, of a list of nodes (a store's read).
+struct NodeCounts {
+  int64_t evaluated = 0, correct = 0, failed = 0, in_flight = 0;
+};
+NodeCounts count_nodes(const std::vector<NodeRecord>& nodes);
 
 }  // namespace kevolve

@@ -337,3 +337,38 @@ TEST_CASE("best_k: the k best correct nodes, best first, lowest id on ties", "[g
   CHECK(g.best_k(10) == std::vector<uint64_t>{3, 1, 4, 5});
   CHECK(g.best_k(1) == std::vector<uint64_t>{*g.best()});
 }
+
+TEST_CASE("the graph's counts follow its nodes as they are scored and rescored, and agree with a count of the list",
+          "[search]") {
+  SearchGraph g;
+  std::vector<NodeRecord> list;
+  for (uint64_t id = 1; id <= 6; ++id) {
+    NodeRecord n;
+    n.id = id;
+    n.params = {{"v", std::to_string(id)}};
+    g.upsert(n);  // proposed
+  }
+  CHECK(g.scored() == 0);
+  CHECK(g.correct() == 0);
+  for (uint64_t id = 1; id <= 6; ++id) {
+    NodeRecord n = *g.find(id);
+    n.state = NodeState::scored;
+    n.status = id % 3 == 0 ? EvalStatus::incorrect : EvalStatus::ok;
+    g.upsert(n);
+  }
+  CHECK(g.scored() == 6);
+  CHECK(g.correct() == 4);
+  NodeRecord again = *g.find(1);  // a node scored again (a re-timing's verdict): now rejected
+  again.status = EvalStatus::rejected;
+  g.upsert(again);
+  CHECK(g.correct() == 3);
+  for (auto& [id, n] : g.nodes()) list.push_back(n);
+  NodeRecord pending;
+  pending.id = 7;
+  list.push_back(pending);
+  const NodeCounts c = count_nodes(list);
+  CHECK(c.evaluated == 6);
+  CHECK(c.correct == static_cast<int64_t>(g.correct()));
+  CHECK(c.failed == 3);
+  CHECK(c.in_flight == 1);
+}

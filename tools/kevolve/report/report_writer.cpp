@@ -80,15 +80,11 @@ Expected<StoredSearch> read_search(const ReportRequest& q) {
 // Counts of scored nodes, in total and per status name.
 ReportSummary count_nodes(const SearchGraph& g, std::map<std::string, int64_t>& by_status) {
   ReportSummary sum;
-  for (auto& [id, n] : g.nodes()) {
-    if (!n.scored()) continue;
-    ++sum.evaluated;
-    ++by_status[status_name(n.status)];
-    if (n.correct())
-      ++sum.correct;
-    else
-      ++sum.failed;
-  }
+  sum.evaluated = static_cast<int64_t>(g.scored());
+  sum.correct = static_cast<int64_t>(g.correct());
+  sum.failed = sum.evaluated - sum.correct;
+  for (auto& [id, n] : g.nodes())
+    if (n.scored()) ++by_status[status_name(n.status)];
   return sum;
 }
 
