@@ -588,7 +588,10 @@ class Evaluation {
                      os.str() + ": the runner's clock or its report cannot be trusted", ""};
     }
     if (roofline_bytes > 0 && res_.candidate.median_ms > 0) {
-      const double gbps = copy_gbps(working_set);
+      double gbps = copy_gbps(working_set);
+      // A copy measured while other work held the cores reads too slow, and the figure is kept for the
+      // process: before refusing, it is measured again (a copy is never made faster than the machine).
+      if (gbps > 0 && res_.candidate_gbps > 4 * gbps) gbps = copy_gbps(working_set, /*again=*/true);
       if (gbps > 0 && res_.candidate_gbps > 4 * gbps) {
         std::ostringstream os;
         os.precision(4);
@@ -603,20 +606,23 @@ class Evaluation {
 
   // Copy bandwidth of this machine (bytes read + written per second, best of 3) over a working set as
   // large as the timing rotation's, with the evaluation's threads: caches then help a copy as much as they
-  // help the candidate. Measured once per working-set size and evaluator process.
-  double copy_gbps(int64_t working_set) {
+  // help the candidate. Measured once per working-set size and evaluator process; `again` measures anew
+  // (best of 10) and keeps the faster figure.
+  double copy_gbps(int64_t working_set, bool again = false) {
     static std::map<int64_t, double> measured;
     const int64_t n = std::max<int64_t>(working_set / 2, int64_t(1) << 20);
-    if (auto it = measured.find(n); it != measured.end()) return it->second;
+    auto it = measured.find(n);
+    if (it != measured.end() && !again) return it->second;
     at::Tensor a = at::ones({n}, at::kByte), b = at::empty({n}, at::kByte);
     b.copy_(a);
     double best = 1e30;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < (again ? 10 : 3); ++k) {
       const auto t0 = std::chrono::steady_clock::now();
       b.copy_(a);
       best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    return measured[n] = 2.0 * static_cast<double>(n) / best / 1e9;
+    const double gbps = 2.0 * static_cast<double>(n) / best / 1e9;
+    return measured[n] = it != measured.end() ? std::max(it->second, gbps) : gbps;
   }
 
   static int64_t last_level_cache_bytes() {
