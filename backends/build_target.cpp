@@ -35,8 +35,11 @@ std::string build_target(const std::string& backend, const EvalOptions& o) {
   if (const char* t = std::getenv("KEVOLVE_BUILD_TARGET"); t && *t) return t;
   if (backend == "cpu") return "cpu:" + native_march();
   if (backend == "cuda") return "cuda:" + o.arch;
+  if (backend == "hip") return "hip:" + hip_target(o.arch);
   return backend;
 }
+
+std::string hip_target(const std::string& arch) { return arch.rfind("gfx", 0) == 0 ? arch : "gfx90a"; }
 
 std::string device_target(const std::string& backend, int index) {
   if (const char* t = std::getenv("KEVOLVE_BUILD_TARGET"); t && *t) return t;
@@ -45,6 +48,12 @@ std::string device_target(const std::string& backend, int index) {
     const auto dot = cap.find('.');
     if (dot == std::string::npos) return "cuda:unknown";
     return "cuda:sm_" + cap.substr(0, dot) + cap.substr(dot + 1);
+  }
+  if (backend == "hip") {
+    const auto gpus = amd_gpu_agents();
+    if (index < 0 || index >= static_cast<int>(gpus.size()) || gpus[index].name.empty()) return "hip:unknown";
+    // "gfx90a:sramecc+:xnack-" builds as gfx90a: the feature flags are the compiler's defaults.
+    return "hip:" + gpus[index].name.substr(0, gpus[index].name.find(':'));
   }
   return build_target(backend, EvalOptions{});
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -58,9 +59,58 @@ std::string nvidia_smi_query(const std::string& query, int index) {
   return line;
 }
 
+std::vector<AmdGpuAgent> parse_rocminfo(const std::string& text) {
+  std::vector<AmdGpuAgent> gpus;
+  AmdGpuAgent agent;
+  bool is_gpu = false, in_agent = false;
+  auto flush = [&] {
+    if (in_agent && is_gpu) gpus.push_back(agent);
+    agent = {};
+    is_gpu = false;
+  };
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto a = line.find_first_not_of(" \t");
+    if (a == std::string::npos) continue;
+    line.erase(0, a);
+    if (line.rfind("Agent ", 0) == 0 && line.find(':') == std::string::npos) {  // "Agent 2": a new agent
+      flush();
+      in_agent = true;
+      continue;
+    }
+    const auto colon = line.find(':');
+    if (!in_agent || colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon), value = line.substr(colon + 1);
+    value.erase(0, std::min(value.size(), value.find_first_not_of(" \t")));
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.pop_back();
+    // Only the agent's own fields (its first "Name:"); pools and ISAs below it repeat some keys.
+    if (key == "Name" && agent.name.empty())
+      agent.name = value;
+    else if (key == "Marketing Name" && agent.marketing_name.empty())
+      agent.marketing_name = value;
+    else if (key == "Compute Unit" && agent.compute_units == 0)
+      agent.compute_units = std::atoi(value.c_str());
+    else if (key == "Device Type")
+      is_gpu = value == "GPU";
+  }
+  flush();
+  return gpus;
+}
+
+std::vector<AmdGpuAgent> amd_gpu_agents() {
+  std::string out;
+  if (process::run_captured({"rocminfo"}, 30, out) != 0) return {};
+  return parse_rocminfo(out);
+}
+
 std::string device_model(const std::string& backend, int index) {
   if (const char* m = std::getenv("KEVOLVE_DEVICE_MODEL"); m && *m) return m;
   if (is_backend(backend, BackendKind::null)) return "null device";
+  if (backend == "hip") {
+    const auto gpus = amd_gpu_agents();
+    if (index < 0 || index >= static_cast<int>(gpus.size())) return "no AMD GPU";
+    return gpus[index].marketing_name.empty() ? gpus[index].name : gpus[index].marketing_name;
+  }
   if (std::string_view(backend_traits(backend).device) == "cuda") {
     const std::string name = nvidia_smi_query("name", index);
     return name.empty() ? "unknown GPU" : name;
@@ -75,6 +125,7 @@ std::string local_device_class(const std::string& backend, int index) {
 }
 
 int64_t device_memory_bytes(const std::string& backend, int index) {
+  if (backend == "hip") return 0;  // not asked of ROCm here: unknown rather than the host's figure
   if (std::string_view(backend_traits(backend).device) == "cuda") {
     const std::string mib = nvidia_smi_query("memory.total", index);
     return mib.empty() ? 0 : std::atoll(mib.c_str()) * (int64_t{1} << 20);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "backends/device_info.hpp"
 #include "backends/harness/source_scan.hpp"
 #include "backends/hip/build/hip_compiler.hpp"
 #include "backends/process/run_captured.hpp"
@@ -56,10 +57,7 @@ std::string unavailable_reason(const std::string& worker) {
   std::string out;
   const int rc = process::run_captured({"rocminfo"}, 30, out);
   if (rc == 127 || (rc != 0 && out.empty())) return "no AMD GPU (rocminfo is not installed or did not run)";
-  // An AMD GPU agent is listed with "Device Type: GPU" and a gfx name.
-  if (out.find("Device Type:") == std::string::npos || out.find("GPU") == std::string::npos ||
-      out.find("gfx") == std::string::npos)
-    return "no AMD GPU (rocminfo found none)";
+  if (parse_rocminfo(out).empty()) return "no AMD GPU (rocminfo found none)";
   return "";
 }
 

@@ -53,16 +53,16 @@ struct ProblemSpec {
   std::vector<TensorSpec> outputs;
   std::map<DType, Tolerance> tolerances;
   ShapeBinding bench;
-  ShapeBinding bench_cuda;  // the GPU benchmark size ([shapes.bench_cuda]); empty: use `bench`
+  ShapeBinding bench_cuda;  // the GPU benchmark size ([shapes.bench_cuda]; CUDA and HIP); empty: use `bench`
   std::vector<ShapeBinding> verify;
   std::string roofline_bytes;  // expressions over the shape symbols
   std::string roofline_flops;
   std::string dir;   // folder the spec was loaded from
   std::string file;  // the spec file itself
 
-  // The benchmark shape for a backend: bench_cuda on "cuda" when the spec gives one, else bench.
+  // The benchmark shape for a backend: bench_cuda on a GPU ("cuda", "hip") when the spec gives one, else bench.
   const ShapeBinding& bench_for(const std::string& backend) const {
-    return backend == "cuda" && !bench_cuda.empty() ? bench_cuda : bench;
+    return (backend == "cuda" || backend == "hip") && !bench_cuda.empty() ? bench_cuda : bench;
   }
 };
 

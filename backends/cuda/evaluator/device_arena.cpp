@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backends/cuda/device_names.hpp"
+
 namespace kevolve::cuda {
 
 DeviceArena::~DeviceArena() {
@@ -17,7 +19,8 @@ Status DeviceArena::create(int64_t bytes) {
   cudaIpcMemHandle_t h;
   if (cudaError_t e = cudaIpcGetMemHandle(&h, p); e != cudaSuccess) {
     cudaFree(p);
-    return Status::failure(Errc::unavailable, std::string("CUDA IPC is not available here: ") + cudaGetErrorString(e));
+    return Status::failure(Errc::unavailable,
+                           std::string(kGpuApi) + " IPC is not available here: " + cudaGetErrorString(e));
   }
   base_ = static_cast<char*>(p);
   size_ = bytes;

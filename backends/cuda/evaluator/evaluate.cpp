@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "backends/cuda/device_names.hpp"
 #include "backends/cuda/evaluator/device_arena.hpp"
 #include "backends/cuda/evaluator/runner_process.hpp"
 #include "backends/cuda/launch_spec.hpp"
@@ -39,13 +40,25 @@ struct DeviceFacts {
 const DeviceFacts& device_facts() {
   static const DeviceFacts f = [] {
     DeviceFacts d;
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+      d.error = no_device(e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+      return d;
+    }
     cudaDeviceProp p{};
     if (cudaError_t e = cudaGetDeviceProperties(&p, 0); e != cudaSuccess) {
-      d.error = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+      d.error = no_device(cudaGetErrorString(e));
+      return d;
+    }
+    // The references run in this process's libtorch, on the same device: a libtorch without GPU support
+    // (Debian's is CPU-only; AMD needs a ROCm build of torch) cannot make them.
+    if (!at::hasCUDA()) {
+      d.error = std::string("this ") + kEvaluatorName + " links a libtorch without " + kGpuApi +
+                " support, so the references cannot run on the " + p.name + ": " + kTorchHint;
       return d;
     }
     d.name = p.name;
-    d.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    d.arch = device_arch(p);
     d.sms = p.multiProcessorCount;
     d.l2_bytes = p.l2CacheSize;
     // Copy ceiling: a 1 GiB device-to-device copy, median of 5 after a warm-up.
@@ -117,7 +130,8 @@ class Evaluation {
     {
       wire::Writer w;
       encode(w, spec_);
-      spec_key_ = "cuda|" + std::to_string(std::hash<std::string>{}(std::string(w.bytes().begin(), w.bytes().end())));
+      spec_key_ = std::string(kBackendName) + "|" +
+                  std::to_string(std::hash<std::string>{}(std::string(w.bytes().begin(), w.bytes().end())));
     }
     if (opt_.trials < 5)
       return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
@@ -129,9 +143,9 @@ class Evaluation {
     s.ipc_handle = arena().ipc_handle();
     s.arena_bytes = arena().size();
     s.artifact = q_.artifact;
-    s.flush_bytes = std::max<int64_t>(2 * dev.l2_bytes, 64 << 20);
+    s.flush_bytes = flush_bytes_for(dev.l2_bytes);
     flush_bytes_ = s.flush_bytes;
-    if (q_.artifact.size() > 6 && q_.artifact.substr(q_.artifact.size() - 6) == ".cubin") {
+    if (is_kernel_image(q_.artifact)) {
       std::ifstream f(q_.artifact + ".launch");
       std::stringstream text;
       text << f.rdbuf();
@@ -155,7 +169,7 @@ class Evaluation {
     std::vector<std::pair<std::string, ShapeBinding>> shapes;
     for (size_t i = 0; i < spec_.verify.size(); ++i)
       shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
-    shapes.push_back({"bench", spec_.bench_for("cuda")});
+    shapes.push_back({"bench", spec_.bench_for(kBackendName)});
     for (size_t i = 0; i < shapes.size(); ++i)
       if (auto v = verify_shape(i, shapes[i].first, shapes[i].second)) return finish(*v);
     res_.shapes = static_cast<int>(shapes.size());
@@ -525,7 +539,7 @@ class Evaluation {
   }
 
   std::optional<Verdict> time_bench() {
-    const ShapeBinding& bench = spec_.bench_for("cuda");
+    const ShapeBinding& bench = spec_.bench_for(kBackendName);
     const size_t index = spec_.verify.size();
     std::vector<Slot> sets(2);  // two data sets alternate; the L2 is flushed before every timed call anyway
     std::vector<BoundReference> bound;
@@ -611,7 +625,7 @@ class Evaluation {
     if (on(Detector::escaped_work))
       if (auto w = wall_check(all)) return w;
     res_.speedup = res_.candidate.median_ms > 0 ? res_.reference.median_ms / res_.candidate.median_ms : 0;
-    const ShapeBinding& bench = spec_.bench_for("cuda");
+    const ShapeBinding& bench = spec_.bench_for(kBackendName);
     std::string err;
     if (auto b = eval_expr(spec_.roofline_bytes, bench, err); b && res_.candidate.median_ms > 0)
       res_.candidate_gbps = *b / (res_.candidate.median_ms * 1e-3) / 1e9;

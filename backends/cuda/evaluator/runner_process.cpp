@@ -2,13 +2,15 @@
 
 #include <unistd.h>
 
+#include "backends/cuda/device_names.hpp"
+
 namespace kevolve::cuda {
 
 bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb,
                               double timeout_s, Hello& hello, RunnerFailure& failure) {
   process::RunnerSpawn spawn;
   spawn.argv = {runner_path};
-  spawn.inherit_env = true;  // the CUDA driver reads CUDA_VISIBLE_DEVICES and friends
+  spawn.inherit_env = true;  // the driver reads CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES and friends
   spawn.command_fd = kCommandFd;
   spawn.reply_fd = kReplyFd;
   spawn.memory_limit_mb = memory_limit_mb;
@@ -56,7 +58,8 @@ bool CudaRunnerProcess::run(const Batch& b, double timeout_s, BatchReply& out, R
     for (auto& c : out.calls)
       if (!c.error.empty()) text = c.error;
     stop();
-    failure = {EvalStatus::runtime_error, "cuda", "CUDA error in the candidate's kernel: " + text};
+    failure = {EvalStatus::runtime_error, kGpuReason,
+               std::string(kGpuApi) + " error in the candidate's kernel: " + text};
     return false;
   }
   return true;

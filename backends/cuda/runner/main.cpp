@@ -2,7 +2,8 @@
 // Links no libtorch and never sees evaluator memory except the arena it is handed through CUDA IPC.
 // Kernel-only candidates (.cubin) run no candidate host code at all: this program launches them.
 // Host-code candidates (.so, built by nvcc with a static cudart) are called with this runner's stream.
-#include <algorithm>
+// Built for AMD as kevolve-hip-runner (backends/cuda/device_names.hpp): a code object (.hsaco) loaded with
+// hipModuleLoadData and launched with hipModuleLaunchKernel, the arena opened through HIP IPC.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/device_names.hpp"
 #include "backends/cuda/runner_protocol.hpp"
 #include "backends/process/identity.hpp"
 #include "backends/process/memory_cgroup.hpp"
@@ -39,7 +41,7 @@ std::string cu_text(CUresult e) {
   const char* s = nullptr;
   cuGetErrorName(e, &n);
   cuGetErrorString(e, &s);
-  return std::string(n ? n : "CUDA error") + ": " + (s ? s : "");
+  return std::string(n ? n : kGpuApi) + ": " + (s ? s : "");
 }
 
 bool send(const wire::Writer& w) { return wire::write_frame(kReplyFd, w.bytes()); }
@@ -50,7 +52,8 @@ bool say_hello(Hello h) {
   return send(w);
 }
 
-// Data-segment limit a little above what the process uses after start-up (CUDA breaks under RLIMIT_AS).
+// Data-segment limit a little above what the process uses after start-up (the GPU runtime breaks under
+// RLIMIT_AS).
 void limit_data(int64_t extra_mb) {
   std::ifstream st("/proc/self/status");
   std::string line;
@@ -108,7 +111,7 @@ std::string give_up_identity(std::string& level, bool loading) {
     level += ", no seccomp filter (" + e + ")";
     return {};
   }
-  level += std::string(", seccomp allow-list (the CUDA driver's calls; files ") +
+  level += std::string(", seccomp allow-list (the GPU driver's calls; files ") +
            (f.private_filesystem ? "written only in the private filesystem" : "opened read-only") + ")";
   return {};
 }
@@ -132,19 +135,19 @@ class Runner {
     s_ = s;
     cudaError_t e = cudaSetDevice(0);
     if (e == cudaSuccess) e = cudaFree(nullptr);
-    if (e != cudaSuccess) return fail(h, "no usable CUDA device: " + cuda_text(e));
+    if (e != cudaSuccess) return fail(h, no_device(cuda_text(e)));
     cudaDeviceProp p{};
     cudaGetDeviceProperties(&p, 0);
     h.device = p.name;
     h.sms = p.multiProcessorCount;
     h.l2_bytes = p.l2CacheSize;
-    h.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    h.arch = device_arch(p);
     cudaIpcMemHandle_t handle;
     if (s.ipc_handle.size() != sizeof handle) return fail(h, "malformed arena handle");
     std::memcpy(&handle, s.ipc_handle.data(), sizeof handle);
     void* base = nullptr;
     if ((e = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
-      return fail(h, "cannot open the evaluator's arena through CUDA IPC: " + cuda_text(e));
+      return fail(h, std::string("cannot open the evaluator's arena through ") + kGpuApi + " IPC: " + cuda_text(e));
     base_ = static_cast<char*>(base);
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return fail(h, cuda_text(e));
     if (s.flush_bytes > 0 && (e = cudaMalloc(&flush_, static_cast<size_t>(s.flush_bytes))) != cudaSuccess)
@@ -251,7 +254,8 @@ class Runner {
     const DType d = static_cast<DType>(t.dtype);
     const int64_t n = t.bytes / dtype_size(d);
     const uint64_t pat = harness::poison_pattern(d);
-    const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(base_ + t.offset);
+    char* const b = base_ + t.offset;
+    const CUdeviceptr p = dptr(b);
     CUstream s = reinterpret_cast<CUstream>(stream_);
     switch (dtype_size(d)) {
       case 2:
@@ -270,16 +274,19 @@ class Runner {
         // copies. (A strided 2-D memset handles one row per element: 7 s per 300 calls at 2^24 elements.)
         if (n <= 0) break;
         cuMemsetD32Async(p, lo, 1, s);
-        cuMemsetD32Async(p + 4, hi, 1, s);
+        cuMemsetD32Async(dptr(b + 4), hi, 1, s);
         const size_t total = static_cast<size_t>(n) * 8;
         for (size_t done = 8; done < total;) {
           const size_t k = std::min(done, total - done);
-          cuMemcpyDtoDAsync(p + done, p, k, s);
+          cuMemcpyDtoDAsync(dptr(b + done), p, k, s);
           done += k;
         }
       }
     }
   }
+
+  // A device address in the driver's type (an integer on CUDA, void* on HIP).
+  static CUdeviceptr dptr(char* q) { return reinterpret_cast<CUdeviceptr>(q); }
 
   static kv_tensor describe(const GpuTensor& t, char* base) {
     kv_tensor k{};
@@ -350,7 +357,7 @@ class Runner {
 
 int main(int argc, char**) {
   if (argc > 1) {
-    std::fprintf(stderr, "kevolve-cuda-runner is started by kevolve-cuda-eval; it takes no arguments\n");
+    std::fprintf(stderr, "%s is started by %s; it takes no arguments\n", kRunnerName, kEvaluatorName);
     return 2;
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backends/build_target.hpp"
 #include "backends/harness/launch_spec.hpp"
 #include "backends/hip/code_object.hpp"
 #include "backends/process/run_captured.hpp"
@@ -18,8 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 
 }  // namespace
-
-std::string hip_target(const std::string& arch) { return arch.rfind("gfx", 0) == 0 ? arch : "gfx90a"; }
 
 std::string hipcc_path() {
   if (const char* p = std::getenv("KEVOLVE_HIPCC"); p && *p) return fs::exists(p) ? p : "";

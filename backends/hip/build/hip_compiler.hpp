@@ -18,9 +18,6 @@ struct HipBuild {
   std::string refusal;             // why it must not run ("" when it may): spills, LDS (code_object.hpp)
 };
 
-// The target a build is made for: `arch` when it names an AMD target (gfx...), else gfx90a.
-std::string hip_target(const std::string& arch);
-
 // hipcc: $KEVOLVE_HIPCC, else hipcc on PATH ("" when there is none).
 std::string hipcc_path();
 

@@ -229,3 +229,30 @@ TEST_CASE("without an AMD GPU a HIP evaluation is a harness_error that says why,
   CHECK(r.message == why);
   if (!kevolve::hip::hipcc_path().empty()) CHECK(r.compile_log.find("waves/SIMD") != std::string::npos);  // built
 }
+
+// The worker itself (not the backend's rocminfo check in front of it): the CUDA worker's evaluator and runner
+// built for HIP. Asked for a verdict on a machine without an AMD GPU, it answers a harness_error naming the
+// missing device, and its runner is installed beside it.
+TEST_CASE("the HIP worker answers no AMD GPU itself when the HIP runtime finds none", "[hip][device]") {
+  const std::string worker = kevolve::hip::hip_worker_path();
+  if (!std::filesystem::exists(worker)) {
+    test::say_skipped("the HIP worker is not built here (no HIP runtime when kevolve was built)");
+    return;
+  }
+  CHECK(std::filesystem::exists(std::filesystem::path(worker).parent_path() / "kevolve-hip-runner"));
+  if (kevolve::hip::unavailable_reason(worker).empty()) {
+    test::say_skipped("this machine has an AMD GPU: the no-device answer cannot be tested here");
+    return;
+  }
+  auto spec = load_problem(test::source_path("problems/core/gelu/problem.toml"));
+  REQUIRE(spec);
+  TempDir d;
+  const std::string artifact = d.path + "/candidate.hsaco";
+  std::ofstream(artifact) << "not a code object";
+  WorkerClient w;
+  const EvalResult r = w.evaluate_in(worker, EvalRequest{*spec, artifact, "", test::quick_options()});
+  INFO(r.message);
+  CHECK(r.status == EvalStatus::harness_error);
+  CHECK(r.message.find("no AMD GPU (the HIP runtime found none") != std::string::npos);
+  CHECK(r.message.find("CUDA") == std::string::npos);
+}

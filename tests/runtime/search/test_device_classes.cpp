@@ -81,3 +81,62 @@ TEST_CASE("device i of a machine is the i-th GPU this process sees", "[search]")
   CHECK(cuda_visible_device(0) == "0");
   unsetenv("CUDA_VISIBLE_DEVICES");
 }
+
+// rocminfo as ROCm 5.x prints it on a machine with one CPU and two MI250X dies: the ISA block repeats "Name"
+// with the full target triple, pools have no name; only GPU agents count.
+TEST_CASE("an AMD device class is its gfx target and the marketing name rocminfo gives", "[search]") {
+  const std::string text = R"(ROCk module is loaded
+=====================
+HSA Agents
+==========
+*******
+Agent 1
+*******
+  Name:                    AMD EPYC 7763 64-Core Processor
+  Marketing Name:          AMD EPYC 7763 64-Core Processor
+  Vendor Name:             CPU
+  Device Type:             CPU
+  Compute Unit:            128
+*******
+Agent 2
+*******
+  Name:                    gfx90a
+  Uuid:                    GPU-2d5b2a31c1a2b3c4
+  Marketing Name:          AMD Instinct MI250X
+  Vendor Name:             AMD
+  Device Type:             GPU
+  Compute Unit:            110
+  Pool Info:
+    Pool 1
+      Segment:                 GLOBAL; FLAGS: COARSE GRAINED
+  ISA Info:
+    ISA 1
+      Name:                    amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-
+*******
+Agent 3
+*******
+  Name:                    gfx90a:sramecc+:xnack-
+  Marketing Name:
+  Device Type:             GPU
+  Compute Unit:            110
+*** Done ***
+)";
+  const auto gpus = parse_rocminfo(text);
+  REQUIRE(gpus.size() == 2);
+  CHECK(gpus[0].name == "gfx90a");
+  CHECK(gpus[0].marketing_name == "AMD Instinct MI250X");
+  CHECK(gpus[0].compute_units == 110);
+  CHECK(gpus[1].name == "gfx90a:sramecc+:xnack-");
+  CHECK(gpus[1].marketing_name.empty());
+  CHECK(parse_rocminfo("ROCk module is NOT loaded, possibly no GPU devices\n").empty());
+  // The build target of a HIP search follows [eval] arch; anything that is not a gfx target means gfx90a.
+  EvalOptions o;
+  o.arch = "gfx908";
+  CHECK(build_target("hip", o) == "hip:gfx908");
+  o.arch = "sm_90";
+  CHECK(build_target("hip", o) == "hip:gfx90a");
+  if (amd_gpu_agents().empty()) {
+    CHECK(device_target("hip", 0) == "hip:unknown");
+    CHECK(device_model("hip", 0) == "no AMD GPU");
+  }
+}

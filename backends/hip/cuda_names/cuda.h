@@ -1,0 +1,38 @@
+// The CUDA driver calls of the GPU runner (backends/cuda/runner/main.cpp: loading a kernel image and
+// launching it), named by their HIP module-API equivalents. See cuda_runtime_api.h beside this file.
+#pragma once
+#include "cuda_runtime_api.h"
+
+using CUresult = hipError_t;
+using CUmodule = hipModule_t;
+using CUfunction = hipFunction_t;
+using CUstream = hipStream_t;
+using CUdeviceptr = hipDeviceptr_t;  // void* on AMD (an integer on CUDA): the runner converts with casts only
+#define CUDA_SUCCESS hipSuccess
+
+#define cuModuleLoadData hipModuleLoadData  // a code object (.hsaco) instead of a cubin
+#define cuModuleGetFunction hipModuleGetFunction
+#define cuLaunchKernel \
+  hipModuleLaunchKernel  // same arguments: f, grid xyz, block xyz, LDS bytes, stream, params, extra
+#define cuMemsetD16Async hipMemsetD16Async
+#define cuMemsetD32Async hipMemsetD32Async
+#define cuMemcpyDtoDAsync hipMemcpyDtoDAsync
+
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+// HIP has no driver-style error strings: the runtime's name and text of the same code.
+inline hipError_t cuGetErrorName(hipError_t e, const char** s) {
+  *s = hipGetErrorName(e);
+  return hipSuccess;
+}
+inline hipError_t cuGetErrorString(hipError_t e, const char** s) {
+  *s = hipGetErrorString(e);
+  return hipSuccess;
+}
+
+// CUDA needs an opt-in above 48 KiB of dynamic shared memory; ROCm 5.2 has no attribute setter for a module's
+// function and none is needed: a workgroup may use the whole LDS (64 KiB on CDNA) without one. Larger
+// requests are refused here, as the launch would refuse them.
+inline hipError_t cuFuncSetAttribute(hipFunction_t, hipFunction_attribute, int bytes) {
+  return bytes <= 64 * 1024 ? hipSuccess : hipErrorInvalidValue;
+}
