@@ -1,6 +1,8 @@
 #include "backends/harness/stats.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 namespace kevolve::harness {
 
@@ -27,6 +29,22 @@ Timing summarize(std::vector<double> s, int threads) {
 double median(std::vector<double> s) {
   std::sort(s.begin(), s.end());
   return quantile(s, 0.5);
+}
+
+double timing_settle() {
+  if (const char* e = std::getenv("KEVOLVE_TIMING_SETTLE"); e && *e) return std::max(0.0, std::atof(e));
+  return 0.005;
+}
+
+bool median_settled(std::vector<double> s, double rel) {
+  const int n = static_cast<int>(s.size());
+  if (n < kSettleMinSamples || rel <= 0) return false;
+  std::sort(s.begin(), s.end());
+  const double half = 0.98 * std::sqrt(static_cast<double>(n));
+  const int lo = std::max(1, static_cast<int>(std::floor(n / 2.0 - half)));      // 1-based ranks
+  const int hi = std::min(n, static_cast<int>(std::ceil(n / 2.0 + 1 + half)));
+  const double m = quantile(s, 0.5);
+  return m > 0 && s[hi - 1] - s[lo - 1] <= 2 * rel * m;
 }
 
 }  // namespace kevolve::harness

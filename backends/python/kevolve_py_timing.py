@@ -7,6 +7,7 @@ itself (timed_calls) lives in kevolve_py_runner.py, so that both sides are timed
 """
 import hashlib
 import json
+import math
 import os
 import platform
 import statistics
@@ -17,6 +18,32 @@ import torch
 
 TIMER_SLACK_NS = 3e6  # per pass: the round trip, waking the runner, its final synchronisation
 PASS_NS = 10e6        # timed work per pass, after the first two (one call per input set)
+
+
+SETTLE_MIN_SAMPLES = 8
+
+
+def timing_settle():
+    """The share the GPU timing settles to: $KEVOLVE_TIMING_SETTLE (0: off, min_time alone decides), else 0.005."""
+    try:
+        return max(0.0, float(os.environ.get("KEVOLVE_TIMING_SETTLE") or 0.005))
+    except ValueError:
+        return 0.005
+
+
+def median_settled(samples, rel):
+    """Whether the median of `samples` is known to within +-rel of itself: its distribution-free 95 % interval,
+    the order statistics of ranks n/2 -+ 0.98 sqrt(n) (1-based, rounded outwards), spans at most 2 rel median.
+    False below SETTLE_MIN_SAMPLES samples or for rel <= 0. The same rule as backends/harness/stats.hpp."""
+    n = len(samples)
+    if n < SETTLE_MIN_SAMPLES or rel <= 0:
+        return False
+    s = sorted(samples)
+    half = 0.98 * n ** 0.5
+    lo = max(1, int(math.floor(n / 2 - half)))
+    hi = min(n, int(math.ceil(n / 2 + 1 + half)))
+    m = statistics.median(s)
+    return m > 0 and s[hi - 1] - s[lo - 1] <= 2 * rel * m
 
 
 def summarize(samples_ns, threads):

@@ -555,6 +555,12 @@ class Evaluation {
     return v;
   }
 
+  static std::string fmt_percent(double share) {
+    std::ostringstream o;
+    o << share * 100 << " %";
+    return o.str();
+  }
+
   std::optional<Verdict> time_loop(std::vector<Slot>& sets, std::vector<BoundReference>& bound) {
     std::vector<Slot*> all;
     for (auto& s : sets) all.push_back(&s);
@@ -604,13 +610,16 @@ class Evaluation {
     }
     std::vector<double> cand, ref;
     // Events time one launch to well under a microsecond, so the GPU needs fewer runs than the CPU: at
-    // least min_reps and min_time of measured kernel time, at most min(max_reps, kMaxGpuReps) per side.
+    // least min_reps, then until min_time of measured kernel time or until the side's median is settled
+    // (its 95 % interval within ±timing_settle()), at most min(max_reps, kMaxGpuReps) per side.
     constexpr int kMaxGpuReps = 300;
+    const double settle = harness::timing_settle();
     auto enough = [&](const std::vector<double>& s) {
       double total = 0;
       for (double x : s) total += x;
       const int n = static_cast<int>(s.size());
-      return n >= std::min(opt_.max_reps, kMaxGpuReps) || (n >= opt_.min_reps && total >= opt_.min_time_s * 1e9);
+      return n >= std::min(opt_.max_reps, kMaxGpuReps) ||
+             (n >= opt_.min_reps && (total >= opt_.min_time_s * 1e9 || harness::median_settled(s, settle)));
     };
     while (!v && (!enough(cand) || !enough(ref))) {
       if (!enough(cand)) v = candidate_pass(&cand);
@@ -638,7 +647,11 @@ class Evaluation {
       p << "achieved: " << res_.candidate_gbps << " GB/s (" << 100 * res_.candidate_gbps / std::max(1.0, res_.peak_gbps)
         << "% of copy), " << res_.candidate_gflops << " GFLOP/s\n";
     p << "event timing: median " << res_.candidate.median_ms << " ms, p10 " << res_.candidate.p10_ms << ", p90 "
-      << res_.candidate.p90_ms << " (" << res_.candidate.samples << " runs, L2 flushed before each)\n";
+      << res_.candidate.p90_ms << " (" << res_.candidate.samples << " runs, L2 flushed before each; reference "
+      << res_.reference.samples << " runs; "
+      << (settle > 0 ? "each side timed until min_time or its median settled to +-" + fmt_percent(settle)
+                     : std::string("each side timed until min_time"))
+      << ")\n";
     res_.profile = p.str();
     return std::nullopt;
   }

@@ -12,8 +12,8 @@ using CUdeviceptr = hipDeviceptr_t;  // void* on AMD (an integer on CUDA): the r
 
 #define cuModuleLoadData hipModuleLoadData  // a code object (.hsaco) instead of a cubin
 #define cuModuleGetFunction hipModuleGetFunction
-#define cuLaunchKernel \
-  hipModuleLaunchKernel  // same arguments: f, grid xyz, block xyz, LDS bytes, stream, params, extra
+// Same arguments: f, grid xyz, block xyz, LDS bytes, stream, params, extra.
+#define cuLaunchKernel hipModuleLaunchKernel
 #define cuMemsetD16Async hipMemsetD16Async
 #define cuMemsetD32Async hipMemsetD32Async
 #define cuMemcpyDtoDAsync hipMemcpyDtoDAsync
