@@ -77,11 +77,12 @@ void print_json(const ProblemSpec& p, const EvalResult& r) {
             << ",\"candidate_p10_ms\":" << number(r.candidate.p10_ms)
             << ",\"candidate_p90_ms\":" << number(r.candidate.p90_ms)
             << ",\"reference_threads\":" << r.reference.threads << ",\"candidate_threads\":" << r.candidate.threads
-            << ",\"samples\":" << r.candidate.samples << ",\"trials\":" << r.trials << ",\"shapes\":" << r.shapes
+            << ",\"samples\":" << r.candidate.samples << ",\"reference_samples\":" << r.reference.samples
+            << ",\"trials\":" << r.trials << ",\"shapes\":" << r.shapes
             << ",\"candidate_gbps\":" << number(r.candidate_gbps)
             << ",\"candidate_gflops\":" << number(r.candidate_gflops) << ",\"detectors_off\":[" << off << "]"
             << ",\"sandbox\":" << quote(r.sandbox) << ",\"compile_log\":" << quote(r.compile_log)
-            << ",\"runner_log\":" << quote(r.runner_log) << "}\n";
+            << ",\"runner_log\":" << quote(r.runner_log) << ",\"profile\":" << quote(r.profile) << "}\n";
 }
 
 int run_eval(const EvalArgs& a) {
