@@ -18,6 +18,12 @@ inline constexpr const char* kBackendName = "hip";  // ProblemSpec::bench_for
 inline constexpr const char* kEvaluatorName = "kevolve-hip-eval";
 inline constexpr const char* kRunnerName = "kevolve-hip-runner";
 inline constexpr const char* kTorchHint = "build the worker against a ROCm torch (tools/build_hip_worker.sh)";
+// Host-code candidates (.so) would share the runner's HIP runtime (no static one as with nvcc): not offered.
+inline constexpr bool kHostCodeCandidates = false;
+// ROCm 5 exports device memory to another process through a KFD ioctl that only AMD's own kernel driver has.
+inline constexpr const char* kIpcHint =
+    " (ROCm 5 shares device memory between processes through the amdgpu-dkms kernel driver's KFD; the "
+    "distribution's upstream amdgpu driver lacks it: install amdgpu-dkms, docs/hip.md)";
 #else
 inline constexpr const char* kGpuApi = "CUDA";
 inline constexpr const char* kGpuReason = "cuda";
@@ -25,6 +31,8 @@ inline constexpr const char* kBackendName = "cuda";
 inline constexpr const char* kEvaluatorName = "kevolve-cuda-eval";
 inline constexpr const char* kRunnerName = "kevolve-cuda-runner";
 inline constexpr const char* kTorchHint = "build the worker against a CUDA torch (tools/build_cuda_worker.sh)";
+inline constexpr bool kHostCodeCandidates = true;  // .so built by nvcc with a static cudart
+inline constexpr const char* kIpcHint = "";
 #endif
 
 // The message of a worker that finds no device; `why` is the runtime's error text.

@@ -110,26 +110,12 @@ std::string install_gpu_runner_filter(const GpuFilterOptions& o) {
   p.ret(kKill);
   // What the GPU driver does once it is up: device controls, event descriptors and their polling, and
   // the priority queries of its threads.
-  for (int s : {SYS_ioctl,
-                SYS_poll,
-                SYS_ppoll,
-                SYS_epoll_create1,
-                SYS_epoll_ctl,
-                SYS_epoll_wait,
-                SYS_epoll_pwait,
-                SYS_eventfd2,
-                SYS_pipe2,
-                SYS_dup,
-                SYS_dup3,
-                SYS_getpriority,
-                SYS_sched_get_priority_max,
-                SYS_sched_get_priority_min,
-                SYS_mlock,
-                SYS_munlock,
-                SYS_msync,
-                SYS_rt_sigtimedwait,
-                SYS_restart_syscall,
-                SYS_getcpu})
+  for (int s :
+       {SYS_ioctl, SYS_poll, SYS_ppoll, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_wait, SYS_epoll_pwait, SYS_eventfd2,
+        SYS_pipe2, SYS_dup, SYS_dup3, SYS_getpriority, SYS_sched_get_priority_max, SYS_sched_get_priority_min,
+        SYS_mlock, SYS_munlock, SYS_msync, SYS_rt_sigtimedwait, SYS_restart_syscall, SYS_getcpu,
+        // NUMA placement of the caller's own memory (ROCm's thunk binds its host buffers to a node).
+        SYS_mbind, SYS_get_mempolicy, SYS_set_mempolicy})
     p.on(s, kAllow);
   for (int s : kAllowedSyscalls) p.on(s, kAllow);
   for (int s : kForbiddenSyscalls) p.on(s, kKill);

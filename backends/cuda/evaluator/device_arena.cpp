@@ -20,7 +20,7 @@ Status DeviceArena::create(int64_t bytes) {
   if (cudaError_t e = cudaIpcGetMemHandle(&h, p); e != cudaSuccess) {
     cudaFree(p);
     return Status::failure(Errc::unavailable,
-                           std::string(kGpuApi) + " IPC is not available here: " + cudaGetErrorString(e));
+                           std::string(kGpuApi) + " IPC is not available here: " + cudaGetErrorString(e) + kIpcHint);
   }
   base_ = static_cast<char*>(p);
   size_ = bytes;

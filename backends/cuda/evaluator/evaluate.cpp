@@ -135,6 +135,10 @@ class Evaluation {
     }
     if (opt_.trials < 5)
       return harness_error("at least 5 verification trials are required (got " + std::to_string(opt_.trials) + ")");
+    if (!kHostCodeCandidates && !is_kernel_image(q_.artifact))
+      return harness_error(std::string(kGpuApi) +
+                           " candidates are kernel-only here (a code object with launch lines); " + q_.artifact +
+                           " is not one");
     if (arena().size() == 0) {
       const char* mb = std::getenv("KEVOLVE_CUDA_ARENA_MB");
       if (auto a = arena().create((mb ? std::atoll(mb) : 32768) << 20); !a) return harness_error(a.message);

@@ -37,11 +37,30 @@ bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup
   return true;
 }
 
+namespace {
+
+// A device fault that ended the runner by a signal instead of an error code: ROCr prints "Memory access
+// fault by GPU node-..." and aborts the process (CUDA returns the error, handled in run()). The verdict is then
+// the device fault it was, with the runtime's own line.
+void name_device_fault(RunnerFailure& f, const std::string& log) {
+  const auto at = log.find("Memory access fault by GPU");
+  if (f.reason != "signal" || at == std::string::npos) return;
+  const auto end = log.find('\n', at);
+  f.reason = kGpuReason;
+  f.message = std::string(kGpuApi) + " error in the candidate's kernel: " +
+              log.substr(at, end == std::string::npos ? std::string::npos : end - at) + " (" + f.message + ")";
+}
+
+}  // namespace
+
 bool CudaRunnerProcess::run(const Batch& b, double timeout_s, BatchReply& out, RunnerFailure& failure) {
   wire::Writer w;
   encode(w, b);
   std::vector<char> frame;
-  if (!proc_.send(w.bytes(), "before the call", failure) || !proc_.receive(timeout_s, frame, failure)) return false;
+  if (!proc_.send(w.bytes(), "before the call", failure) || !proc_.receive(timeout_s, frame, failure)) {
+    name_device_fault(failure, proc_.log_tail());
+    return false;
+  }
   try {
     wire::Reader r(frame);
     decode(r, out);

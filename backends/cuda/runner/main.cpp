@@ -152,6 +152,14 @@ class Runner {
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return fail(h, cuda_text(e));
     if (s.flush_bytes > 0 && (e = cudaMalloc(&flush_, static_cast<size_t>(s.flush_bytes))) != cudaSuccess)
       return fail(h, "L2 flush buffer: " + cuda_text(e));
+    // Work on the stream once before the sandbox: a runtime may make its hardware queue, kernel-argument
+    // pools and copy engine on first use (HIP does), which needs files and mappings the filter then refuses.
+    if (flush_) {
+      if ((e = cudaMemsetAsync(flush_, 0, 4, stream_)) == cudaSuccess)
+        e = cudaMemcpyAsync(static_cast<char*>(flush_) + 4, flush_, 4, cudaMemcpyDeviceToDevice, stream_);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+      if (e != cudaSuccess) return fail(h, "first work on the runner's stream: " + cuda_text(e));
+    }
     // The identity goes before any candidate code exists in the process (a .so runs its constructors
     // when opened).
     if (auto why = give_up_identity(h.sandbox, s.kind != ArtifactKind::cubin); !why.empty())
@@ -187,21 +195,40 @@ class Runner {
     for (size_t i = 0; i < n && !rep.fatal; ++i) {
       const Call& c = b.calls[i];
       auto& out = rep.calls[i];
+      // Every queued call is checked where it is made: a runtime's last-error slot may keep only the last
+      // call's result (HIP 5's does), so an error found only at the end could be lost.
+      std::string queued;  // the first queued call that failed, with its error
       if (b.flags & kPoison)
-        for (auto& t : c.outputs) poison(t);
-      if ((b.flags & kFlush) && flush_)
-        cudaMemsetAsync(flush_, static_cast<int>(++flushes_ & 0xff), static_cast<size_t>(s_.flush_bytes), stream_);
-      cudaEventRecord(ev[2 * i], stream_);
+        for (auto& t : c.outputs)
+          if (queued.empty()) queued = poison(t);
+      if (queued.empty() && (b.flags & kFlush) && flush_)
+        if (const cudaError_t e = cudaMemsetAsync(flush_, static_cast<int>(++flushes_ & 0xff),
+                                                  static_cast<size_t>(s_.flush_bytes), stream_);
+            e != cudaSuccess)
+          queued = "the cache flush: " + cuda_text(e);
+      if (queued.empty())
+        if (const cudaError_t e = cudaEventRecord(ev[2 * i], stream_); e != cudaSuccess)
+          queued = "the start event: " + cuda_text(e);
+      if (!queued.empty()) {
+        fatal(rep, out, queued);
+        break;
+      }
       if (!(b.flags & kNoLaunch)) out.rc = launch(c, b.params, out.error);
-      cudaEventRecord(ev[2 * i + 1], stream_);
+      if (const cudaError_t e = cudaEventRecord(ev[2 * i + 1], stream_); e != cudaSuccess && out.rc == 0) {
+        fatal(rep, out, e);
+        break;
+      }
       if (out.rc != 0) break;
       // The snapshot is queued right behind the end event on the timed stream, so it reads the outputs the
       // moment the candidate's work on this stream is done: work still running elsewhere shows up in it.
       if (!(b.flags & kWall) && (b.flags & kSnapshot))
         for (auto& t : c.outputs)
-          if (t.snapshot_offset >= 0)
-            cudaMemcpyAsync(base_ + t.snapshot_offset, base_ + t.offset, static_cast<size_t>(t.bytes),
-                            cudaMemcpyDeviceToDevice, stream_);
+          if (t.snapshot_offset >= 0 && !rep.fatal)
+            if (const cudaError_t e = cudaMemcpyAsync(base_ + t.snapshot_offset, base_ + t.offset,
+                                                      static_cast<size_t>(t.bytes), cudaMemcpyDeviceToDevice, stream_);
+                e != cudaSuccess)
+              fatal(rep, out, e);
+      if (rep.fatal) break;
       if (!(b.flags & kWall))
         if (const cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) fatal(rep, out, e);
     }
@@ -244,43 +271,42 @@ class Runner {
     return false;
   }
 
-  static void fatal(BatchReply& rep, CallOutcome& out, cudaError_t e) {
+  static void fatal(BatchReply& rep, CallOutcome& out, cudaError_t e) { fatal(rep, out, cuda_text(e)); }
+  static void fatal(BatchReply& rep, CallOutcome& out, const std::string& error) {
     rep.fatal = true;
     out.rc = -1;
-    out.error = cuda_text(e);
+    out.error = error;
   }
 
-  void poison(const GpuTensor& t) {
+  // Queues the poison fill of an output; "" or the first error of the calls queued.
+  std::string poison(const GpuTensor& t) {
     const DType d = static_cast<DType>(t.dtype);
     const int64_t n = t.bytes / dtype_size(d);
     const uint64_t pat = harness::poison_pattern(d);
     char* const b = base_ + t.offset;
     const CUdeviceptr p = dptr(b);
     CUstream s = reinterpret_cast<CUstream>(stream_);
+    auto rt = [](CUresult r) { return r == CUDA_SUCCESS ? std::string() : "the output poison fill: " + cu_text(r); };
     switch (dtype_size(d)) {
       case 2:
-        cuMemsetD16Async(p, static_cast<unsigned short>(pat), static_cast<size_t>(n), s);
-        break;
+        return rt(cuMemsetD16Async(p, static_cast<unsigned short>(pat), static_cast<size_t>(n), s));
       case 4:
-        cuMemsetD32Async(p, static_cast<unsigned int>(pat), static_cast<size_t>(n), s);
-        break;
+        return rt(cuMemsetD32Async(p, static_cast<unsigned int>(pat), static_cast<size_t>(n), s));
       default: {  // 8-byte elements
         const auto lo = static_cast<unsigned int>(pat), hi = static_cast<unsigned int>(pat >> 32);
-        if (lo == hi) {
-          cuMemsetD32Async(p, lo, static_cast<size_t>(n) * 2, s);
-          break;
-        }
+        if (lo == hi) return rt(cuMemsetD32Async(p, lo, static_cast<size_t>(n) * 2, s));
         // One element written, then doubled by device-to-device copies: the bytes moved once, in log2(n)
         // copies. (A strided 2-D memset handles one row per element: 7 s per 300 calls at 2^24 elements.)
-        if (n <= 0) break;
-        cuMemsetD32Async(p, lo, 1, s);
-        cuMemsetD32Async(dptr(b + 4), hi, 1, s);
+        if (n <= 0) return {};
+        CUresult r = cuMemsetD32Async(p, lo, 1, s);
+        if (r == CUDA_SUCCESS) r = cuMemsetD32Async(dptr(b + 4), hi, 1, s);
         const size_t total = static_cast<size_t>(n) * 8;
-        for (size_t done = 8; done < total;) {
+        for (size_t done = 8; done < total && r == CUDA_SUCCESS;) {
           const size_t k = std::min(done, total - done);
-          cuMemcpyDtoDAsync(dptr(b + done), p, k, s);
+          r = cuMemcpyDtoDAsync(dptr(b + done), p, k, s);
           done += k;
         }
+        return rt(r);
       }
     }
   }
@@ -311,7 +337,13 @@ class Runner {
       for (size_t i = 0; i < params.size() && i < KV_MAX_PARAMS; ++i) a.params[i] = params[i];
       const Launch& l = c.launch;
       if (l.smem > 48 * 1024 && l.smem != smem_set_) {
-        cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.smem));
+        if (const CUresult r =
+                cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.smem));
+            r != CUDA_SUCCESS) {
+          error = "the launch asks for " + std::to_string(l.smem) +
+                  " bytes of dynamic shared memory, more than this kernel may have on this device: " + cu_text(r);
+          return -3;
+        }
         smem_set_ = l.smem;
       }
       void* args[] = {&a};

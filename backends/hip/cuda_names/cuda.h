@@ -31,8 +31,11 @@ inline hipError_t cuGetErrorString(hipError_t e, const char** s) {
 }
 
 // CUDA needs an opt-in above 48 KiB of dynamic shared memory; ROCm 5.2 has no attribute setter for a module's
-// function and none is needed: a workgroup may use the whole LDS (64 KiB on CDNA) without one. Larger
-// requests are refused here, as the launch would refuse them.
-inline hipError_t cuFuncSetAttribute(hipFunction_t, hipFunction_attribute, int bytes) {
-  return bytes <= 64 * 1024 ? hipSuccess : hipErrorInvalidValue;
+// function and none is needed: a workgroup may use the LDS its static allocation leaves (64 KiB in all on
+// CDNA) without one. So "setting" it checks the request against what the kernel may have (the runtime's
+// answer: the LDS less the kernel's static use) and refuses more, as the launch would, but with a reason.
+inline hipError_t cuFuncSetAttribute(hipFunction_t f, hipFunction_attribute attr, int bytes) {
+  int most = 64 * 1024;
+  if (hipError_t e = hipFuncGetAttribute(&most, attr, f); e != hipSuccess) return e;
+  return bytes <= most ? hipSuccess : hipErrorInvalidValue;
 }
