@@ -212,7 +212,7 @@ const std::string& dashboard_page() {
                                   "</style></head><body><header><a href='#/'>kevolve</a><a href='#/'>searches</a>"
                                   "<a href='#/devices'>devices</a><span id='live' class='kv-muted'></span></header>"
                                   "<main id='main'>loading...</main><script>" +
-                                  chart_library() + "</script><script>" + view_script() + "</script><script>" +
+                                  chart_library() + "</script><script>" + tree_library() + "</script><script>" + view_script() + "</script><script>" +
                                   live_script() + "</script></body></html>\n";
   return page;
 }
@@ -225,7 +225,7 @@ std::string report_page(const std::string& title, const std::string& summary, co
          "</b></header><main><pre id='summary'>" + escape_html(summary) +
          "</pre><h2>Top kernels (search-time figures)</h2><div id='top'></div><div id='view'>" +
          "</div></main><script type='application/json' id='kv-data'>" + script_safe(data) + "</script><script>" +
-         chart_library() + "</script><script>" + view_script() + "</script><script>" + report_script() +
+         chart_library() + "</script><script>" + tree_library() + "</script><script>" + view_script() + "</script><script>" + report_script() +
          "</script></body></html>\n";
 }
 

@@ -16,10 +16,12 @@ const std::string& dashboard_page();
 // "top": [...]} (actors/cluster/search_view.hpp).
 std::string report_page(const std::string& title, const std::string& summary, const std::string& data);
 
-// The view's script and style (shared by both pages), and the charting library the script draws with
-// (Chart.js, built into the binary: vendor_chart_js.S).
+// The view's script and style (shared by both pages), the charting library the script draws with (Chart.js,
+// built into the binary: vendor_chart_js.S) and the library that lays out the search tree (d3-hierarchy:
+// vendor_d3_hierarchy_js.S).
 const char* view_script();
 const char* view_style();
 const char* chart_library();
+const char* tree_library();
 
 }  // namespace kevolve::dashboard

@@ -2,11 +2,13 @@
 // ever inserted as text (textContent, SVG attributes), never as markup.
 #include "actors/dashboard/dashboard_page.hpp"
 
-extern "C" const char kv_chart_js[];  // vendor_chart_js.S
+extern "C" const char kv_chart_js[];         // vendor_chart_js.S
+extern "C" const char kv_d3_hierarchy_js[];  // vendor_d3_hierarchy_js.S
 
 namespace kevolve::dashboard {
 
 const char* chart_library() { return kv_chart_js; }
+const char* tree_library() { return kv_d3_hierarchy_js; }
 
 const char* view_style() {
   return R"CSS(
@@ -153,28 +155,32 @@ var KV = (function () {
     return state.mix.box;
   }
 
-  // The tree: depth left to right, leaves top to bottom, parents centred on their children.
+  // The tree, laid out by d3-hierarchy (vendored): d3.stratify() over each node's first parent (a crossover's
+  // other parents are drawn as extra edges), d3.tree() as a tidy tree with depth left to right. Several roots
+  // (the seeds) hang under one hidden root. Returns positions in tree units: x = depth, y = row.
   function layout(nodes) {
-    var byId = {}, kids = {}, roots = [], pos = {}, row = 0, depth = 0;
+    var byId = {}, pos = {}, depth = 0, rows = 1, ROOT = '__kv_root__';
     nodes.forEach(function (n) { byId[n.id] = n; });
+    var table = [{id: ROOT, parent: ''}];
     nodes.forEach(function (n) {
-      var p = n.parents.length && byId[n.parents[0]] ? n.parents[0] : null;
-      if (p === null) roots.push(n.id); else (kids[p] = kids[p] || []).push(n.id);
+      var p = n.parents.length && byId[n.parents[0]] ? n.parents[0] : ROOT;
+      table.push({id: String(n.id), parent: String(p)});
     });
-    var stack = roots.slice().reverse().map(function (id) { return [id, 0, false]; });
-    while (stack.length) {  // iterative post-order: deep trees do not overflow the call stack
-      var top = stack.pop(), id = top[0], d = top[1];
-      var ch = kids[id] || [];
-      if (!top[2] && ch.length) {
-        stack.push([id, d, true]);
-        for (var i = ch.length - 1; i >= 0; i--) stack.push([ch[i], d + 1, false]);
-        continue;
-      }
-      var yv = ch.length ? (pos[ch[0]].y + pos[ch[ch.length - 1]].y) / 2 : row++;
-      pos[id] = {x: d, y: yv};
-      depth = Math.max(depth, d);
+    if (nodes.length) {
+      var root = d3.stratify().id(function (r) { return r.id; })
+                   .parentId(function (r) { return r.parent || null; })(table);
+      root.sort(function (a, b) { return Number(a.id) - Number(b.id); });
+      d3.tree().nodeSize([1, 1]).separation(function (a, b) { return a.parent === b.parent ? 1 : 1.25; })(root);
+      var lo = Infinity, hi = -Infinity;
+      root.each(function (d) { if (d.id !== ROOT) { lo = Math.min(lo, d.x); hi = Math.max(hi, d.x); } });
+      root.each(function (d) {
+        if (d.id === ROOT) return;
+        pos[d.id] = {x: d.depth - 1, y: d.x - lo};
+        depth = Math.max(depth, d.depth - 1);
+      });
+      rows = Math.max(1, hi - lo + 1);
     }
-    return {pos: pos, rows: Math.max(1, row), depth: depth, byId: byId};
+    return {pos: pos, rows: rows, depth: depth, byId: byId};
   }
 
   function tree(search, state, onPick) {

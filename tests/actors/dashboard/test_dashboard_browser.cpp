@@ -215,6 +215,15 @@ TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and rep
   REQUIRE(open_browser(chromium, t.path, site + "/?token=" + kToken + "#/search/dash-test", user));
   REQUIRE(
       wait_for([&] { return user.page.eval("!!document.querySelector('circle[data-node=\"1\"]')") == "true"; }, 60));
+  // The tree is laid out by the vendored d3-hierarchy (a tidy tree): no two nodes drawn on the same spot, and
+  // every child to the right of its parent.
+  CHECK(user.page.eval("typeof d3 === 'object' && typeof d3.tree === 'function'") == "true");
+  CHECK(user.page.eval("(function(){var c=[].slice.call(document.querySelectorAll('svg.kv-tree circle[data-node]'));"
+                       "var s={};c.forEach(function(e){s[e.getAttribute('cx')+','+e.getAttribute('cy')]=1;});"
+                       "return c.length>1&&Object.keys(s).length===c.length;})()") == "true");
+  CHECK(user.page.eval("(function(){var ok=true;[].slice.call(document.querySelectorAll('svg.kv-tree line'))"
+                       ".forEach(function(l){if(!l.getAttribute('stroke-dasharray')&&+l.getAttribute('x2')<="
+                       "+l.getAttribute('x1'))ok=false;});return ok;})()") == "true");
   const std::string source = [&] {
     auto n = http(port, "GET", "/api/search/dash-test/node/1", {bearer()});
     std::smatch m;
