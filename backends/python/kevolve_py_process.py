@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+from kevolve_py_timing import spare_cores
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -30,7 +32,7 @@ class Runner:
     neither change the evidence nor compete with the reference's timing. candidate "-" starts a standby runner
     (torch imported, device set up) that learns its candidate later (take_runner)."""
 
-    def __init__(self, candidate, workdir, device, threads, timeout):
+    def __init__(self, candidate, workdir, device, threads, timeout, cores=None):
         self.timeout = timeout
         self.device, self.threads = device, threads
         env = dict(os.environ)
@@ -50,7 +52,35 @@ class Runner:
                                   start_new_session=True, pass_fds=(theirs.fileno(),))
         theirs.close()
         self.pending = b""
+        self.spread = False  # started on other cores than this process's (a standby: pin() before use)
+        if cores:
+            try:
+                os.sched_setaffinity(self.p.pid, cores)  # before it imports torch: its threads inherit the set
+                self.spread = True
+            except OSError:
+                pass
         _live.append(self)
+
+    def pin(self):
+        """Moves every thread of the runner onto this process's cores (the one pinned core on CUDA), so that the
+        candidate is timed on the core the reference is timed on; threads it makes later inherit it. False when a
+        thread could not be moved (the runner is then not used)."""
+        if not self.spread:
+            return True
+        mine = os.sched_getaffinity(0)
+        try:
+            tids = os.listdir("/proc/%d/task" % self.p.pid)
+            for tid in tids:
+                try:
+                    os.sched_setaffinity(int(tid), mine)
+                except ProcessLookupError:
+                    pass  # a thread that ended meanwhile
+            moved = all(os.sched_getaffinity(int(t)) <= mine for t in os.listdir("/proc/%d/task" % self.p.pid)
+                        if os.path.exists("/proc/%d/task/%s" % (self.p.pid, t)))
+        except OSError:
+            return False
+        self.spread = not moved
+        return moved
 
     def _signal(self, sig):
         try:
@@ -186,7 +216,7 @@ def take_runner(candidate, workdir, device, threads, timeout):
     global _standby
     r, _standby = _standby, None
     if r is not None:
-        if (r.device, r.threads) == (device, threads) and r.p.poll() is None:
+        if (r.device, r.threads) == (device, threads) and r.p.poll() is None and r.pin():
             r.timeout = timeout
             if r.ask({"op": "open", "candidate": candidate, "work": workdir}, timeout=max(60, timeout)).get("status") == "ok":
                 return r
@@ -195,9 +225,11 @@ def take_runner(candidate, workdir, device, threads, timeout):
 
 
 def start_standby(device, threads, timeout):
+    """Starts the runner for the next request (serve mode), on the cores this process is not pinned to (on CUDA),
+    so its start-up (torch's import, CUDA's context) overlaps the next evaluation instead of slowing it."""
     global _standby
     if _standby is None:
-        _standby = Runner("-", None, device, threads, timeout)
+        _standby = Runner("-", None, device, threads, timeout, cores=spare_cores())
 
 
 def stop_standby():

@@ -137,21 +137,41 @@ def compile_cache_put(path, key, value):
         pass  # a cache that cannot be written only costs time
 
 
+_cores_before_pinning = None  # the cores this process could use before pin_to_one_core
+
+
 def pin_to_one_core():
     """CUDA: this process and the runners it starts from now on share one core (they never run at once), so that
     launch-bound timings compare both sides on the same core. Measured on an H200 host: the reference against
     itself 0.86-1.21x from run to run unpinned, 0.98-1.01x pinned. Servers of different GPUs (CUDA_VISIBLE_DEVICES)
-    take different cores. Returns the core, or None."""
+    take different cores. Returns the core, or None. (A standby runner starts on the other cores, spare_cores(),
+    and is moved onto this one before it is used: kevolve_py_process.take_runner.)"""
+    global _cores_before_pinning
     try:
         cores = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return None
+    if _cores_before_pinning is None:
+        _cores_before_pinning = set(cores)
     if len(cores) > 1:
         v = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
         k = int(v) if v.isdigit() else zlib.crc32(v.encode())
         cores = [cores[-1 - k % len(cores)]]
         os.sched_setaffinity(0, set(cores))
     return cores[0] if cores else None
+
+
+def spare_cores():
+    """The cores this process could use before it pinned itself, less the one it pinned itself to: where a standby
+    runner starts (importing torch and setting up CUDA) without taking the core an evaluation is running on. An
+    empty set when there are none (one core, or not pinned)."""
+    try:
+        now = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        return set()
+    if _cores_before_pinning is None or len(now) != 1:
+        return set()
+    return _cores_before_pinning - now
 
 
 _best_idle = {}  # device -> the fastest probe this process has seen (ns): the device idle
