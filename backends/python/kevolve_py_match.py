@@ -18,6 +18,10 @@ named eps, else the core problem's default), and nothing is checked: a wrong mar
 verification. A match only proposes candidates: every candidate is verified against the reference like any
 other, so a wrong match costs evaluations, never correctness.
 
+On a GPU (--device cuda, the suite's choice for the CUDA backend) the probes are made on the device by the
+evaluator's own input generator and the module runs there: at KernelBench's sizes (6.4 GB per tensor) making three
+probe sets and running the module on the CPU took most of a minute per problem. Should the device lack the
+memory, the probing is done again on the CPU.
 Prints one JSON object: family ("" for none), how, inputs (per kernel input: "arg:I" or "state:NAME"),
 params (per kernel parameter: "attr:PATH", "value:X" or "default"), output_like (the forward argument whose
 shape the output has), shape (that argument's shape on the problem's own inputs; [] when unknown), and error
@@ -32,6 +36,9 @@ import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kevolve_py_inputs import generate_inputs  # noqa: E402
 
 # family -> (kernel inputs after x: "vec" = a 1-D tensor of the last dimension's size; has eps)
 FAMILIES = {
@@ -96,18 +103,22 @@ def load(path, seed):
     return problem, model
 
 
-def probes(problem, seed):
+def probes(problem, seed, dev):
     sets = []
     for s in (seed, seed + 1):
-        torch.manual_seed(s * 1000003)
-        sets.append(list(problem.get_inputs()))
+        if dev.type == "cpu":
+            torch.manual_seed(s * 1000003)
+            sets.append(list(problem.get_inputs()))
+        else:
+            sets.append(list(generate_inputs(problem, dev, s * 1000003)))
     sets.append([x * 1e-3 if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in sets[0]])
     return sets
 
 
-def search(model, problem, seed, only=None):
+def search(model, problem, seed, only=None, dev=torch.device("cpu")):
     """(family, inputs, params, output_like, how, shape of x) of the first family that reproduces the module, or None."""
-    sets = probes(problem, seed)
+    model = model.to(dev)
+    sets = probes(problem, seed, dev)
     with torch.no_grad():
         outs = [model(*s) for s in sets]
     if not all(isinstance(o, torch.Tensor) and o.dtype == torch.float32 for o in outs):
@@ -140,7 +151,11 @@ def search(model, problem, seed, only=None):
     return None
 
 
-def match(path, seed=1):
+def out_of_memory(e):
+    return isinstance(e, getattr(torch.cuda, "OutOfMemoryError", ())) or "out of memory" in str(e)
+
+
+def match(path, seed=1, device="cpu"):
     res = {"family": "", "how": "", "inputs": [], "params": [], "output_like": 0, "shape": []}
     try:
         with open(path) as f:
@@ -153,8 +168,16 @@ def match(path, seed=1):
     if marked and marked.group(1) not in FAMILIES:
         res["error"] = "%s: '# kevolve: family = %s': unknown family (expected one of %s)" % (path, marked.group(1), ", ".join(FAMILIES))
         return res
+    dev = torch.device("cuda") if device == "cuda" and torch.cuda.is_available() else torch.device("cpu")
     try:
-        found = search(model, problem, seed, marked.group(1) if marked else None)
+        try:
+            found = search(model, problem, seed, marked.group(1) if marked else None, dev)
+        except Exception as e:
+            if dev.type == "cpu" or not out_of_memory(e):
+                raise
+            torch.cuda.empty_cache()  # the device is short of memory: the same probing on the CPU
+            problem, model = load(path, seed)
+            found = search(model, problem, seed, marked.group(1) if marked else None)
     except Exception as e:  # a module the probes cannot run (e.g. an input it cannot take scaled): no family
         found = None
         res["how"] = "probing failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
@@ -182,9 +205,11 @@ def main():
     ap = argparse.ArgumentParser(description="Find the kernel-template family a KernelBench-format problem computes.")
     ap.add_argument("--problem", required=True)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="where the probes are made and the module runs (cuda: the CPU when no GPU is usable)")
     a = ap.parse_args()
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
-    print(json.dumps(match(a.problem, a.seed)))
+    print(json.dumps(match(a.problem, a.seed, a.device)))
     return 0
 
 

@@ -129,9 +129,11 @@ Expected<std::string> run_script_json(const std::string& script, std::vector<std
 
 }  // namespace
 
-Expected<FamilyMatch> match_family(const std::string& problem_file) {
+Expected<FamilyMatch> match_family(const std::string& problem_file, const std::string& device) {
   using R = Expected<FamilyMatch>;
-  auto ran = run_script_json("kevolve_py_match.py", {"--problem", problem_file}, problem_file, "the family matcher");
+  auto ran = run_script_json("kevolve_py_match.py",
+                             {"--problem", problem_file, "--device", device == "cuda" ? "cuda" : "cpu"}, problem_file,
+                             "the family matcher");
   if (!ran) return R::failure(ran.status());
   const std::string& json = *ran;
   FamilyMatch m;

@@ -25,7 +25,8 @@ ProblemSpec kernelbench_problem(const std::string& path);
 // Which kernel-template family the problem's Model computes, and how its kernel is fed from the module
 // (backends/python/kevolve_py_match.py, run with the torch python). family is "" when none fits; an error
 // when the matcher could not run or the problem file could not be loaded (the message names the file).
-Expected<FamilyMatch> match_family(const std::string& problem_file);
+// device "cuda": the probes are made and run on the GPU (the CPU when none is usable or memory is short).
+Expected<FamilyMatch> match_family(const std::string& problem_file, const std::string& device = "cpu");
 
 // The kernel family of the problem's traced graph and the generator's search spaces
 // (backends/python/kevolve_py_families.py --problem FILE). family is "" when none fits, with the reason. The

@@ -43,7 +43,7 @@ Expected<KernelBenchSetup> kernelbench_operator(const ProblemSpec& problem, cons
                                              : Expected<std::string>::failure(k.error());
                                   }};
     }
-    auto m = python::match_family(problem.file);
+    auto m = python::match_family(problem.file, device);
     if (!m) return R::failure(m.error());
     s.match = *m;
     s.note = "no kernel template family: " + m->how;
