@@ -69,7 +69,7 @@ std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
     const SearchStatus* l = live_status(v, r.id);
     const std::string state = r.finished ? "finished" : l ? (l->paused ? "paused" : "running") : "stopped";
     if (js) {
-      o << (first ? "" : ",") << search_summary_json(r, nodes, l);
+      o << (first ? "" : ",") << search_summary_json(r, nodes, l, v.store.get());
     } else {
       o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct
         << ", failed " << c.failed << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node "
@@ -226,7 +226,7 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
            now - it->second.built < TreeCache::kTreeJsonMaxAge))
         return it->second.json;
     }
-    std::string json = search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes) + "\n";
+    std::string json = search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes, v.store.get()) + "\n";
     if (v.trees) v.trees->by_search[key] = {json, state, now};
     return json;
   }

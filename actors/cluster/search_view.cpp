@@ -35,7 +35,7 @@ const NodeRecord* find(const std::vector<NodeRecord>& nodes, uint64_t id) {
 
 // The summary's fields, without the braces (the tree adds its own after them).
 std::string summary_fields(const SearchRecord& r, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                           uint64_t best) {
+                           uint64_t best, Store* store) {
   const NodeCounts c = count_nodes(nodes);
   const RunConfig cfg = stored_config(r);
   const NodeRecord* b = find(nodes, best);
@@ -54,6 +54,8 @@ std::string summary_fields(const SearchRecord& r, const std::vector<NodeRecord>&
     << ",\"per_minute\":" << number(rate * 60) << ",\"max_evaluations\":" << budget << ",\"eta_s\":"
     << (running && rate > 0 && budget > c.evaluated ? number(static_cast<double>(budget - c.evaluated) / rate)
                                                     : std::string("null"));
+  const double vs_compile = store && b ? compile_speedup_of(*store, r.id, b->id) : 0;
+  o << ",\"best_vs_compile\":" << (vs_compile > 0 ? number(vs_compile) : std::string("null"));
   return o.str();
 }
 
@@ -118,10 +120,18 @@ uint64_t best_node(const std::vector<NodeRecord>& nodes) {
   return b ? b->id : 0;
 }
 
+double compile_speedup_of(Store& store, const std::string& search, uint64_t node) {
+  auto t = store.artifact(search, node, "timing");
+  if (!t) return 0;
+  const std::string key = "\"compile_speedup\":";
+  const auto at = t->find(key);
+  return at == std::string::npos ? 0 : std::max(0.0, std::atof(t->c_str() + at + key.size()));
+}
+
 std::string search_summary_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes,
-                                const SearchStatus* live) {
+                                const SearchStatus* live, Store* store) {
   std::string o = "{";
-  o += summary_fields(record, nodes, live, best_node(nodes));
+  o += summary_fields(record, nodes, live, best_node(nodes), store);
   o += "}";
   return o;
 }
@@ -147,10 +157,11 @@ std::set<uint64_t> notable_nodes(const std::vector<NodeRecord>& nodes, uint64_t 
 }
 
 std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                             uint64_t best, size_t max_nodes) {
+                             uint64_t best, size_t max_nodes, Store* store) {
   if (!best) best = best_node(nodes);
   std::ostringstream o;
-  o << "{" << summary_fields(record, nodes, live, best) << ",\"baselines\":[{\"name\":\"reference\",\"speedup\":1}";
+  o << "{" << summary_fields(record, nodes, live, best, store)
+    << ",\"baselines\":[{\"name\":\"reference\",\"speedup\":1}";
   for (auto& n : nodes)
     if (n.parents.empty() && n.correct()) {
       o << ",{\"name\":\"seed (node " << n.id << ")\",\"speedup\":" << number(n.fitness) << "}";

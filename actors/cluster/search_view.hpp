@@ -21,16 +21,21 @@
 
 namespace kevolve::cluster {
 
-// One search's summary as a JSON object. `live`: its status when it runs on this node (else null).
+// One search's summary as a JSON object. `live`: its status when it runs on this node (else null). With the
+// `store`, "best_vs_compile" is the best node's speedup over torch.compile where its backend measured one
+// (the Python interpreter), else null.
 std::string search_summary_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes,
-                                const SearchStatus* live);
+                                const SearchStatus* live, Store* store = nullptr);
 
 // The summary with the nodes, the curve, the failure mix and the baselines. `best` overrides the node the
 // view rings and names as best (0: the highest search-time fitness), e.g. the report's re-timed best.
 // `max_nodes` caps the nodes listed (the curve, the mix and the counts still cover all of them): beyond it,
 // notable_nodes() with their ancestors, and "nodes_total" / "nodes_shown" say so.
 std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                             uint64_t best = 0, size_t max_nodes = SIZE_MAX);
+                             uint64_t best = 0, size_t max_nodes = SIZE_MAX, Store* store = nullptr);
+
+// The speedup over torch.compile recorded with a node's timings ("timing" artifact); 0 when none was measured.
+double compile_speedup_of(Store& store, const std::string& search, uint64_t node);
 
 // The nodes worth showing of a large search: all of them up to `all_up_to`; beyond, the best's line of
 // ancestors, the `fittest` fittest and the `latest` latest. (report.html embeds these nodes' details.)

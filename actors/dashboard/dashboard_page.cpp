@@ -36,7 +36,8 @@ const char* live_script() {
   function searchesView() {
     main.textContent = '';
     var t = el('table', {id: 'searches'}, el('tr', {}, ['search', 'problem', 'strategy', 'backend / device class',
-      'state', 'evaluated', 'correct', 'failed', 'best', 'evals/min', 'ETA to budget', ''].map(function (h) {
+      'state', 'evaluated', 'correct', 'failed', 'best (vs eager)', 'best vs torch.compile', 'evals/min',
+      'ETA to budget', ''].map(function (h) {
         return el('th', {text: h}); })));
     searches.forEach(function (s) {
       t.appendChild(el('tr', {'data-search': s.id},
@@ -46,6 +47,7 @@ const char* live_script() {
         el('td', {class: 'state', text: s.state}), el('td', {class: 'n evaluated', text: String(s.evaluated)}),
         el('td', {class: 'n', text: String(s.correct)}), el('td', {class: 'n', text: String(s.failed)}),
         el('td', {class: 'n', text: fmt(s.best_fitness) + 'x' + (s.best_node ? ' (node ' + s.best_node + ')' : '')}),
+        el('td', {class: 'n vs-compile', text: s.best_vs_compile ? fmt(s.best_vs_compile) + 'x' : 'not measured'}),
         el('td', {class: 'n', text: fmt(s.per_minute, 1)}), el('td', {class: 'n', text: KV.duration(s.eta_s)}),
         el('td', {}, controls(s))));
     });
@@ -212,8 +214,8 @@ const std::string& dashboard_page() {
                                   "</style></head><body><header><a href='#/'>kevolve</a><a href='#/'>searches</a>"
                                   "<a href='#/devices'>devices</a><span id='live' class='kv-muted'></span></header>"
                                   "<main id='main'>loading...</main><script>" +
-                                  chart_library() + "</script><script>" + tree_library() + "</script><script>" + view_script() + "</script><script>" +
-                                  live_script() + "</script></body></html>\n";
+                                  chart_library() + "</script><script>" + tree_library() + "</script><script>" +
+                                  view_script() + "</script><script>" + live_script() + "</script></body></html>\n";
   return page;
 }
 
@@ -225,8 +227,8 @@ std::string report_page(const std::string& title, const std::string& summary, co
          "</b></header><main><pre id='summary'>" + escape_html(summary) +
          "</pre><h2>Top kernels (search-time figures)</h2><div id='top'></div><div id='view'>" +
          "</div></main><script type='application/json' id='kv-data'>" + script_safe(data) + "</script><script>" +
-         chart_library() + "</script><script>" + tree_library() + "</script><script>" + view_script() + "</script><script>" + report_script() +
-         "</script></body></html>\n";
+         chart_library() + "</script><script>" + tree_library() + "</script><script>" + view_script() +
+         "</script><script>" + report_script() + "</script></body></html>\n";
 }
 
 }  // namespace kevolve::dashboard

@@ -322,7 +322,9 @@ var KV = (function () {
       head.appendChild(el('div', {class: 'kv-summary', text: s.problem + ' | ' + s.strategy + ' | ' + s.backend +
         (s.device_class ? ' | ' + s.device_class : '') + ' | ' + s.state + ' | evaluated ' + s.evaluated +
         ' (correct ' + s.correct + ', failed ' + s.failed + ', in flight ' + s.in_flight + ') | best ' +
-        fmt(s.best_fitness) + 'x (node ' + s.best_node + ') | ' + fmt(s.per_minute, 1) + ' evaluations/min' +
+        fmt(s.best_fitness) + 'x (node ' + s.best_node + ')' +
+        (s.best_vs_compile ? ', ' + fmt(s.best_vs_compile) + 'x vs torch.compile' : '') + ' | ' +
+        fmt(s.per_minute, 1) + ' evaluations/min' +
         (s.eta_s !== null && s.eta_s !== undefined ? ' | budget in ' + duration(s.eta_s) : '')}));
       charts.textContent = '';
       charts.appendChild(el('h3', {text: 'Best speedup over evaluations'}));

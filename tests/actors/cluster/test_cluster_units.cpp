@@ -82,6 +82,13 @@ TEST_CASE("console commands answer from the store and the live view", "[cluster]
   CHECK(s.find("s1  gelu  stopped  evaluated 3 (correct 2, failed 1)  in flight 1  best 2.000x (node 2)") !=
         std::string::npos);
   CHECK(cluster::console_command({"searches", "--json"}, v).find("\"best_node\":2") != std::string::npos);
+  // No torch.compile figure was measured for the best node: said as null, never as a number.
+  CHECK(cluster::console_command({"searches", "--json"}, v).find("\"best_vs_compile\":null") != std::string::npos);
+  StoreBatch timed;
+  timed.artifacts.push_back({"s1", Artifact{2, "timing", "{\"candidate\":{},\"compile_speedup\":1.75,\"gbps\":0}"}});
+  REQUIRE(store->write(timed));
+  CHECK(cluster::console_command({"searches", "--json"}, v).find("\"best_vs_compile\":1.75") != std::string::npos);
+  CHECK(cluster::console_command({"tree", "s1", "--json"}, v).find("\"best_vs_compile\":1.75") != std::string::npos);
   CHECK(cluster::console_command({"best", "s1"}, v).find("void kernel_2() {}") != std::string::npos);
   const std::string tree = cluster::console_command({"tree", "s1"}, v);
   CHECK(tree.find("1 seed ok") != std::string::npos);

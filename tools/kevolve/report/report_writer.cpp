@@ -35,7 +35,7 @@ std::string view_data(Store& store, const SearchRecord& rec, const SearchGraph& 
   std::vector<NodeRecord> nodes;
   for (auto& [id, n] : g.nodes()) nodes.push_back(n);
   std::ostringstream o;
-  o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best) << ",\"nodes\":{";
+  o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best, SIZE_MAX, &store) << ",\"nodes\":{";
   bool first = true;
   for (uint64_t id : cluster::notable_nodes(nodes, best)) {
     o << (first ? "" : ",") << "\"" << id << "\":" << cluster::node_detail_json(store, rec.id, nodes, id, 64 * 1024);
