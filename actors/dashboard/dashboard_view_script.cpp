@@ -231,6 +231,24 @@ var KV = (function () {
     return s;
   }
 
+  // The profile in a few lines: bandwidth against the measured copy ceiling, then the profile's lines a kernel
+  // engineer looks for first (achieved rates, where the evaluation's time went, registers, spills, occupancy).
+  function profileSummary(n) {
+    var items = [];
+    var t = n.timing;
+    if (t && t.gbps > 0)
+      items.push(fmt(t.gbps, 1) + ' GB/s' + (t.peak_gbps > 0 ? ', ' + fmt(100 * t.gbps / t.peak_gbps, 1) +
+                 ' % of the measured copy bandwidth (' + fmt(t.peak_gbps, 0) + ' GB/s)' : ''));
+    var want = /^(achieved|timeline|on the device|evaluation phases|time per phase|registers|resources|.*spill|.*waves\/SIMD)/i;
+    (n.profile || '').split('\n').forEach(function (l) {
+      l = l.trim();
+      if (l && want.test(l) && items.length < 8) items.push(l.length > 220 ? l.slice(0, 220) + '...' : l);
+    });
+    if (!items.length) return null;
+    return el('div', {class: 'kv-profile-summary'}, el('b', {text: 'profile summary'}),
+              el('ul', {}, items.map(function (i) { return el('li', {text: i}); })));
+  }
+
   // Line diff (longest common subsequence); null when too large to compare here.
   function diff(a, b) {
     var x = (a || '').split('\n'), y = (b || '').split('\n'), n = x.length, m = y.length;
@@ -282,6 +300,8 @@ var KV = (function () {
     if (t) box.appendChild(t);
     if (n.timing && n.timing.compile_speedup) box.appendChild(el('div', {text: 'vs torch.compile: ' +
                                                                                 fmt(n.timing.compile_speedup) + 'x'}));
+    var ps = profileSummary(n);
+    if (ps) box.appendChild(ps);
     if (n.parent_source !== null && n.parent_source !== undefined && n.source) {
       var d = diff(n.parent_source, n.source), pre = el('pre', {class: 'kv-diff'});
       if (!d) pre.textContent = 'too large to compare here';

@@ -206,6 +206,7 @@ TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and rep
   CHECK(view.dom.find("class=\"kv-tree\"") != std::string::npos);
   CHECK(view.dom.find("data-node=\"1\"") != std::string::npos);
   CHECK(view.dom.find("<summary>source</summary>") != std::string::npos);
+  CHECK(view.dom.find("class=\"kv-profile-summary\"") != std::string::npos);  // e.g. the verdict's timeline
   const int64_t second = shown_evaluated(view.dom);
   CHECK(second > first);
   CHECK(view.dom.find("data-action=\"pause\"") != std::string::npos);
