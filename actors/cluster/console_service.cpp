@@ -58,19 +58,47 @@ const SearchStatus* live_status(const ClusterView& v, const std::string& id) {
   return nullptr;
 }
 
+// What a search's cached JSON was built from: its live counts, or its stored record's. Unchanged: still true.
+std::string cache_state(const SearchRecord& r, const SearchStatus* live) {
+  return live ? std::to_string(live->evaluated) + "/" + std::to_string(live->in_flight) + "/" +
+                    std::to_string(live->finished) + "/" + std::to_string(live->paused)
+              : "stored " + std::to_string(r.next_node) + "/" + std::to_string(r.finished);
+}
+
+// The JSON kept under `key` while it is younger than kTreeJsonMaxAge, or than kTreeJsonUnchangedAge when the
+// search's state is what it was built from; else build() now, kept for the next request. Without a cache,
+// build() every time.
+std::string cached_json(const ClusterView& v, const std::string& key, const std::string& state,
+                        const std::function<std::string()>& build) {
+  const auto now = std::chrono::steady_clock::now();
+  if (v.trees) {
+    auto it = v.trees->by_search.find(key);
+    if (it != v.trees->by_search.end() &&
+        ((it->second.state == state && now - it->second.built < TreeCache::kTreeJsonUnchangedAge) ||
+         now - it->second.built < TreeCache::kTreeJsonMaxAge))
+      return it->second.json;
+  }
+  std::string json = build();
+  if (v.trees) v.trees->by_search[key] = {json, state, now};
+  return json;
+}
+
 std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
   const bool js = has_flag(w, "--json");
   std::ostringstream o;
   if (js) o << "[";
   bool first = true;
   for (auto& r : v.store->searches()) {
-    const auto nodes = v.store->nodes(r.id);
-    const Counts c = count(nodes);
     const SearchStatus* l = live_status(v, r.id);
     const std::string state = r.finished ? "finished" : l ? (l->paused ? "paused" : "running") : "stopped";
     if (js) {
-      o << (first ? "" : ",") << search_summary_json(r, nodes, l, v.store.get());
+      // Each open searches page asks this every 2 s: the summary (a read of every node) is cached as the tree is.
+      o << (first ? "" : ",") << cached_json(v, "summary " + r.id, cache_state(r, l), [&] {
+        return search_summary_json(r, v.store->nodes(r.id), l, v.store.get());
+      });
     } else {
+      const auto nodes = v.store->nodes(r.id);
+      const Counts c = count(nodes);
       o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct
         << ", failed " << c.failed << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node "
         << c.best << ")" << (l ? "  " + fmt(l->rate, 2) + "/s" : std::string()) << "\n";
@@ -214,21 +242,9 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
     auto r = v.store->search(p[0]);
     if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
     const SearchStatus* live = live_status(v, p[0]);
-    const std::string state = live ? std::to_string(live->evaluated) + "/" + std::to_string(live->in_flight) + "/" +
-                                         std::to_string(live->finished) + "/" + std::to_string(live->paused)
-                                   : "stored " + std::to_string(r->next_node) + "/" + std::to_string(r->finished);
-    const auto now = std::chrono::steady_clock::now();
-    const std::string key = p[0] + " " + std::to_string(max_nodes);
-    if (v.trees) {
-      auto it = v.trees->by_search.find(key);
-      if (it != v.trees->by_search.end() &&
-          ((it->second.state == state && now - it->second.built < TreeCache::kTreeJsonUnchangedAge) ||
-           now - it->second.built < TreeCache::kTreeJsonMaxAge))
-        return it->second.json;
-    }
-    std::string json = search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes, v.store.get()) + "\n";
-    if (v.trees) v.trees->by_search[key] = {json, state, now};
-    return json;
+    return cached_json(v, p[0] + " " + std::to_string(max_nodes), cache_state(*r, live), [&] {
+      return search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes, v.store.get()) + "\n";
+    });
   }
   const auto nodes = v.store->nodes(p[0]);
   if (nodes.empty()) return "error: search '" + p[0] + "' has no nodes (see `searches`)\n";

@@ -145,17 +145,27 @@ TEST_CASE("the tree of a search is rebuilt for the dashboard only when it change
   CHECK(cluster::console_command({"tree", "s1", "--json"}, v) == first);
   // Older than the limit and changed: rebuilt from the store.
   REQUIRE(v.trees->by_search.size() == 1);
-  v.trees->by_search.begin()->second.built -= cluster::TreeCache::kTreeJsonMaxAge;
+  v.trees->by_search.begin()->second.built -= cluster::TreeCache::kTreeJsonMaxAge;  // (only the tree so far)
   const std::string again = cluster::console_command({"tree", "s1", "--json"}, v);
   CHECK(again.find("\"id\":5") != std::string::npos);
   // Unchanged counts but a copy older than the longer limit: rebuilt too (node states in flight may differ).
   write_nodes(6, 6);
   v.trees->by_search.begin()->second.built -= cluster::TreeCache::kTreeJsonUnchangedAge;
   CHECK(cluster::console_command({"tree", "s1", "--json"}, v).find("\"id\":6") != std::string::npos);
+  // The searches list (what every open searches page asks every 2 s) is kept the same way: its summary reads
+  // every node of the search.
+  v.live[0].evaluated = 6;
+  const std::string list = cluster::console_command({"searches", "--json"}, v);
+  CHECK(list.find("\"evaluated\":6") != std::string::npos);
+  write_nodes(7, 8);
+  CHECK(cluster::console_command({"searches", "--json"}, v) == list);  // nothing said it changed
+  v.live[0].evaluated = 8;
+  for (auto& [key, e] : v.trees->by_search) e.built -= cluster::TreeCache::kTreeJsonMaxAge;
+  CHECK(cluster::console_command({"searches", "--json"}, v).find("\"evaluated\":8") != std::string::npos);
   // Without a cache (a view built elsewhere) every request reads the store.
   v.trees = nullptr;
-  write_nodes(7, 7);
-  CHECK(cluster::console_command({"tree", "s1", "--json"}, v).find("\"id\":7") != std::string::npos);
+  write_nodes(9, 9);
+  CHECK(cluster::console_command({"tree", "s1", "--json"}, v).find("\"id\":9") != std::string::npos);
   fs::remove_all(dir);
 }
 
