@@ -87,16 +87,33 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
       return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
                                              "' cannot be resumed: " + unreadable.message +
                                              "; refusing to continue without them (their ids would be reused)");
-    if (op.needs_context())
+    // The operator's context (sources, reports, timings of the scored nodes) is read back; an artifact that is
+    // absent is context lost, one that cannot be read is a damaged store: the resume stops and names it.
+    if (op.needs_context()) {
+      Status damaged;
+      auto read = [&](uint64_t id, const char* kind) -> std::optional<std::string> {
+        auto a = store.artifact(config.search_id, id, kind);
+        if (a) return *a;
+        if (a.code() != Errc::not_found && damaged.ok())
+          damaged = Status::failure(a.code(), "the " + std::string(kind) + " of node " + std::to_string(id) +
+                                                  " cannot be read: " + a.error());
+        return std::nullopt;
+      };
       for (auto& n : setup.nodes) {
         NodeContext& c = setup.contexts[n.id];
         c.id = n.id;
-        if (auto src = store.artifact(config.search_id, n.id, "source")) c.source = *src;
-        auto log = store.artifact(config.search_id, n.id, "compile_log");
-        auto rep = store.artifact(config.search_id, n.id, "report");
+        if (auto src = read(n.id, "source")) c.source = *src;
+        auto log = read(n.id, "compile_log");
+        auto rep = read(n.id, "report");
         c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
-        if (auto timing = store.artifact(config.search_id, n.id, "timing")) c.peak_gbps = peak_gbps_of(*timing);
+        if (auto timing = read(n.id, "timing")) c.peak_gbps = peak_gbps_of(*timing);
+        if (!damaged.ok())
+          return R::failure(damaged.code, "store " + config.store + ": search '" + config.search_id +
+                                              "' cannot be resumed: " + damaged.message + " (kevolve store verify " +
+                                              config.store +
+                                              " names every damaged record; kevolve store repair salvages the rest)");
       }
+    }
     // A search that ended on its evaluation budget continues when the config now allows more evaluations:
     // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).
     int64_t scored = 0;

@@ -126,6 +126,47 @@ TEST_CASE("a search whose stored record or nodes cannot be read is refused, not 
   fs::remove_all(dir);
 }
 
+namespace {
+// An operator that reads the scored nodes' sources and reports back on resume, as the LLM operator does.
+class ContextOperator : public NullOperator {
+ public:
+  bool needs_context() const override { return true; }
+};
+}  // namespace
+
+TEST_CASE("a resume that needs the artifacts of its nodes stops on an unreadable one and names it", "[engine]") {
+  const std::string dir =
+      (fs::temp_directory_path() / ("kevolve-engine-artifacts-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 12);
+  c.budget.max_evaluations = 12;
+  REQUIRE(run_search(c, gelu(), std::make_shared<ContextOperator>(), {}));
+  test::flush_tables(dir);
+  // Bytes changed in the middle of the table file that holds the sources (as a failing disk would).
+  fs::path sources;
+  for (auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".sst") continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (bytes.find("null candidate") != std::string::npos) sources = e.path();
+  }
+  REQUIRE(!sources.empty());
+  {
+    std::fstream f(sources, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(sources) / 3));
+    const std::string junk(64, '\xff');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  c.budget.max_evaluations = 20;
+  auto s = run_search(c, gelu(), std::make_shared<ContextOperator>(), {});
+  REQUIRE_FALSE(s);
+  INFO(s.error());
+  CHECK(s.error().find("cannot be resumed") != std::string::npos);
+  CHECK(s.error().find("cannot be read") != std::string::npos);
+  CHECK(s.error().find("kevolve store verify") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a search whose record was lost but whose nodes remain is rebuilt from them, not started over", "[engine]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-orphans-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
