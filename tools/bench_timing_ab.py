@@ -9,7 +9,7 @@ time; then geometric means of the ratios B/A.
 
 Usage: tools/bench_timing_ab.py [--kevolve PATH] [--rounds N] [--only a,b] [--py PROBLEM.py:MODELNEW.py ...]
   Needs the CUDA worker (KEVOLVE_CUDA_WORKER or beside kevolve) and, for --py, KEVOLVE_PY_EVAL."""
-import json, math, os, re, subprocess, sys, tempfile, time
+import json, math, os, re, statistics, subprocess, sys, tempfile, time
 
 TIMING = re.compile(r"\btiming ([0-9.]+) s")
 
@@ -37,11 +37,6 @@ def evaluate(kevolve, problem, cand, settle):
 def geomean(xs):
     xs = [x for x in xs if x > 0 and math.isfinite(x)]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
-
-
-def median(xs):
-    s = sorted(xs)
-    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
 
 
 def main():
@@ -98,7 +93,7 @@ def main():
         if bad:
             print("| %s | %s: %s |" % (name, bad[0].get("status"), bad[0].get("message", "")[:200].replace("|", "/")))
             continue
-        f = {s: {key: median([r[key] for r in got[s]]) for key in
+        f = {s: {key: statistics.median([r[key] for r in got[s]]) for key in
                  ("candidate_ms", "speedup", "samples", "reference_samples", "timing_s", "wall")} for s in got}
         ratio = lambda key: f["B"][key] / f["A"][key] if f["A"][key] > 0 else float("nan")
         kr.append(ratio("candidate_ms"))

@@ -61,6 +61,17 @@ class Runner:
                 pass
         _live.append(self)
 
+    def _threads_outside(self, cores):
+        """The runner's threads that may run outside `cores` (a thread that ended meanwhile is not counted)."""
+        out = []
+        for tid in os.listdir("/proc/%d/task" % self.p.pid):
+            try:
+                if not os.sched_getaffinity(int(tid)) <= cores:
+                    out.append(int(tid))
+            except ProcessLookupError:
+                pass
+        return out
+
     def pin(self):
         """Moves every thread of the runner onto this process's cores (the one pinned core on CUDA), so that the
         candidate is timed on the core the reference is timed on; threads it makes later inherit it. False when a
@@ -69,18 +80,19 @@ class Runner:
             return True
         mine = os.sched_getaffinity(0)
         try:
-            tids = os.listdir("/proc/%d/task" % self.p.pid)
-            for tid in tids:
-                try:
-                    os.sched_setaffinity(int(tid), mine)
-                except ProcessLookupError:
-                    pass  # a thread that ended meanwhile
-            moved = all(os.sched_getaffinity(int(t)) <= mine for t in os.listdir("/proc/%d/task" % self.p.pid)
-                        if os.path.exists("/proc/%d/task/%s" % (self.p.pid, t)))
+            for _ in range(3):  # a thread started meanwhile by one not yet moved: moved in the next pass
+                left = self._threads_outside(mine)
+                if not left:
+                    self.spread = False
+                    return True
+                for tid in left:
+                    try:
+                        os.sched_setaffinity(tid, mine)
+                    except ProcessLookupError:
+                        pass
         except OSError:
-            return False
-        self.spread = not moved
-        return moved
+            pass
+        return False
 
     def _signal(self, sig):
         try:

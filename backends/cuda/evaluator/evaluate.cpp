@@ -559,12 +559,6 @@ class Evaluation {
     return v;
   }
 
-  static std::string fmt_percent(double share) {
-    std::ostringstream o;
-    o << share * 100 << " %";
-    return o.str();
-  }
-
   std::optional<Verdict> time_loop(std::vector<Slot>& sets, std::vector<BoundReference>& bound) {
     std::vector<Slot*> all;
     for (auto& s : sets) all.push_back(&s);
@@ -652,10 +646,9 @@ class Evaluation {
         << "% of copy), " << res_.candidate_gflops << " GFLOP/s\n";
     p << "event timing: median " << res_.candidate.median_ms << " ms, p10 " << res_.candidate.p10_ms << ", p90 "
       << res_.candidate.p90_ms << " (" << res_.candidate.samples << " runs, L2 flushed before each; reference "
-      << res_.reference.samples << " runs; "
-      << (settle > 0 ? "each side timed until min_time or its median settled to +-" + fmt_percent(settle)
-                     : std::string("each side timed until min_time"))
-      << ")\n";
+      << res_.reference.samples << " runs; each side timed until min_time";
+    if (settle > 0) p << " or its median settled to +-" << settle * 100 << " %";
+    p << ")\n";
     res_.profile = p.str();
     return std::nullopt;
   }
