@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <poll.h>
@@ -216,6 +217,23 @@ int64_t RunnerProcess::waited_ns() const {
 }
 
 int64_t this_thread_waited_ns() { return schedstat_wait("/proc/thread-self/schedstat"); }
+
+int64_t this_process_waited_ns() {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int64_t sum = 0;
+  bool any = false;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const int64_t w = schedstat_wait(std::string("/proc/self/task/") + e->d_name + "/schedstat");
+    if (w >= 0) {
+      sum += w;
+      any = true;
+    }
+  }
+  closedir(d);
+  return any ? sum : -1;
+}
 
 std::string RunnerProcess::log_tail() {
   if (err_ >= 0) drain_stderr();

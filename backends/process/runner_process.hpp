@@ -41,6 +41,11 @@ struct RunnerSpawn {
 // The same count for the calling thread (the evaluator's own waits for a CPU), -1 where unknown.
 int64_t this_thread_waited_ns();
 
+// The same count summed over every thread of this process (the reference's worker threads too), -1 where
+// unknown. Threads that exited between two reads drop out of the sum: compare reads only over a window in
+// which the process's threads live on (a reference call between two reads).
+int64_t this_process_waited_ns();
+
 class RunnerProcess {
  public:
   RunnerProcess() = default;

@@ -97,6 +97,9 @@ class Evaluation {
     os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate "
        << res_.candidate.median_ms << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup
        << "x)";
+    if (ref_starved_ > 0)
+      os << "; " << ref_starved_ << " reference calls waited for a CPU (other work on this machine) and count "
+         << "their time less those waits";
     res_.message = os.str();
     res_.runner_log = runner_.log_tail();
     return res_;
@@ -488,18 +491,44 @@ class Evaluation {
     // It can only lower a speedup, never raise one.
     const char* repeat_env = std::getenv("KEVOLVE_TEST_REFERENCE_REPEAT");
     const int repeat = repeat_env ? std::clamp(std::atoi(repeat_env), 1, 16) : 1;
+    // A reference call during which this process's threads (its worker threads too) waited for a CPU for
+    // over a quarter of the call was slowed by other work on the machine, not by its own cost, and a starved
+    // reference inflates the speedup. It is taken again (three times at most, after a moment off the CPU),
+    // the fastest take kept; one still starved counts its time less its threads' waits, which can only make
+    // the reference faster (threads that waited at once are subtracted twice), never the speedup higher.
+    int64_t& ref_starved = ref_starved_;
     auto reference_pass = [&](std::vector<double>* samples) {
       runner_.pause();
       for (auto& t : sets) {
         if (fresh) refresh(t, rng);
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int r = 1; r < repeat; ++r) t.bound();
-        auto outs = t.bound();
-        const auto t1 = std::chrono::steady_clock::now();
-        if (fresh)
-          for (size_t i = 0; i < outs.size() && i < t.slot.expected.size(); ++i) t.slot.expected[i].copy_(outs[i]);
-        outs.clear();
-        if (samples) samples->push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+        double best_ns = 0, best_waited = 0;
+        for (int take = 0; take < 4; ++take) {
+          // Off the CPU for a moment before a retake: a woken sleeper is scheduled ahead of a busy neighbour.
+          if (take > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          const int64_t w0 = process::this_process_waited_ns();
+          const auto t0 = std::chrono::steady_clock::now();
+          for (int r = 1; r < repeat; ++r) t.bound();
+          auto outs = t.bound();
+          const auto t1 = std::chrono::steady_clock::now();
+          const int64_t w1 = process::this_process_waited_ns();
+          if (fresh)
+            for (size_t i = 0; i < outs.size() && i < t.slot.expected.size(); ++i) t.slot.expected[i].copy_(outs[i]);
+          outs.clear();
+          const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+          const double waited = w0 >= 0 && w1 >= w0 ? static_cast<double>(w1 - w0) : 0;
+          if (take == 0 || ns < best_ns) {
+            best_ns = ns;
+            best_waited = waited;
+          }
+          if (!samples || best_waited <= 0.25 * best_ns) break;
+        }
+        if (samples) {
+          if (best_waited > 0.25 * best_ns) {
+            ++ref_starved;
+            best_ns = std::max(best_ns - best_waited, 0.05 * best_ns);
+          }
+          samples->push_back(best_ns);
+        }
       }
       runner_.resume();
     };
@@ -521,6 +550,7 @@ class Evaluation {
     for (int attempt = 1;; ++attempt) {
       cand.clear();
       ref.clear();
+      ref_starved = 0;
       inside.clear();
       outside.clear();
       waited.clear();
@@ -642,6 +672,7 @@ class Evaluation {
   std::vector<double> params_;
   std::string spec_key_;  // identifies the spec's content in the data cache
   int threads_ = 1;
+  int64_t ref_starved_ = 0;  // timed reference calls still starved after their retakes (time_bench)
 };
 
 }  // namespace

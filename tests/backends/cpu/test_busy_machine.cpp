@@ -1,0 +1,69 @@
+// The timing on a machine that other work keeps busy: every core held by a spinning process while an
+// honest kernel is evaluated against a reference that runs on all cores. A reference call slowed by the
+// wait for a CPU must not inflate the speedup: the evaluation times it again, and counts one still starved
+// less its threads' waits; or it says the machine is too busy to time the candidate on (a harness error,
+// retried by a search). Run alone (SERIAL): its spinning processes would slow every test beside it.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "tests/backends/cpu/eval_helpers.hpp"
+
+using namespace kevolve;
+
+namespace {
+
+const char* kSmall = "tests/fixtures/problems/softmax_small/problem.toml";
+const char* kHonest = "tests/backends/cpu/honest/softmax_rows.cpp";
+
+// One spinning child process per core for the life of this object.
+struct Hogs {
+  std::vector<pid_t> pids;
+  Hogs() {
+    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < n; ++i) {
+      const pid_t p = fork();
+      if (p == 0) {
+        for (volatile unsigned long k = 0;; k = k + 1) {}
+      }
+      if (p > 0) pids.push_back(p);
+    }
+  }
+  ~Hogs() {
+    for (pid_t p : pids) kill(p, SIGKILL);
+    for (pid_t p : pids) waitpid(p, nullptr, 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a reference slowed by other work on every core is timed again: the speedup stays the unloaded one",
+          "[cpu][timing][busy]") {
+  const EvalResult quiet = test::eval_file(kSmall, kHonest);
+  INFO("unloaded: " << status_name(quiet.status) << " [" << quiet.reason << "] " << quiet.message << " "
+                    << quiet.speedup << "x");
+  REQUIRE(quiet.status == EvalStatus::ok);
+  Hogs hogs;
+  REQUIRE(!hogs.pids.empty());
+  int timed = 0;
+  for (int k = 0; k < 6; ++k) {
+    const EvalResult busy = test::eval_file(kSmall, kHonest);
+    INFO("loaded, evaluation " << k << ": " << status_name(busy.status) << " [" << busy.reason << "] " << busy.message
+                               << " " << busy.speedup << "x against " << quiet.speedup << "x unloaded");
+    if (busy.status == EvalStatus::harness_error) {
+      CHECK(busy.reason == "busy");  // said, not timed (the candidate's side waited)
+      continue;
+    }
+    REQUIRE(busy.status == EvalStatus::ok);
+    ++timed;
+    // A starved reference made this kernel read 10x to 200x faster than it is; waits that slow the
+    // candidate as well can only lower its speedup.
+    CHECK(busy.speedup < 3 * quiet.speedup);
+  }
+  INFO(timed << " of 6 loaded evaluations were timed");
+  CHECK(timed > 0);  // retaking a starved call gets most of them through
+}
