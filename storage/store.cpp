@@ -282,6 +282,10 @@ rocksdb::Options options() {
   o.paranoid_checks = true;
   o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   o.track_and_verify_wals_in_manifest = true;
+  // Memtables bounded whatever the search's length: 16 MiB per column family, 48 MiB for all together
+  // (RocksDB's defaults, 64 MiB per family and two while one flushes, held up to ~380 MiB).
+  o.write_buffer_size = 16 << 20;
+  o.db_write_buffer_size = 48 << 20;
   return o;
 }
 

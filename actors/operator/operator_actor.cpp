@@ -22,7 +22,9 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
       [self](atoms::make_atom, const std::vector<MakeRequest>& batch) {
         std::vector<MakeReply> out(batch.size());
         for (auto& q : batch) {
-          SearchGraph& g = self->state.graphs[q.search];
+          auto [at, fresh] = self->state.graphs.try_emplace(q.search);
+          SearchGraph& g = at->second;
+          if (fresh) g.retain(self->state.op->history_window());
           for (auto& n : q.known) g.upsert(n);
           for (auto& p : q.parents) g.upsert(p);
         }
@@ -78,6 +80,7 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
             });
           for (auto& t : pool) t.join();
         }
+        for (auto& q : batch) self->state.graphs[q.search].trim();  // back to the operator's window, if it has one
         return out;
       },
   };

@@ -18,6 +18,7 @@ class NullOperator : public Operator {
     return o;
   }
   bool can_repair() const override { return false; }
+  size_t history_window() const override { return 4096; }  // reads its parents and has_params() only
 };
 
 }  // namespace kevolve

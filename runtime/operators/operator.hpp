@@ -55,6 +55,10 @@ class Operator {
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng) {
     return make(p, g, rng, OperatorContext{});
   }
+  // How many node records make() needs held in its graph beyond the parents sent with each request (0 = every
+  // node, the default): an operator that reads only its parents and has_params() keeps a bounded window, so
+  // that its copy of a search holds memory by the work in flight, not by the search's history.
+  virtual size_t history_window() const { return 0; }
   // Whether make() needs sources and reports in its context (the search then keeps them at hand).
   virtual bool needs_context() const { return false; }
   // Whether make() blocks for long (network): the operator actor then gets a thread of its own.

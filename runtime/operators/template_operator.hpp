@@ -24,6 +24,7 @@ class TemplateOperator : public Operator {
   using Operator::make;
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) override;
   bool can_repair() const override { return false; }
+  size_t history_window() const override { return 4096; }  // reads its parents and has_params() only
   // The seed becomes the best earlier kernel whose parameters are valid points of this template.
   std::string warm_start(const Lessons& l) override;
   const KernelTemplate& kernel_template() const { return t_; }

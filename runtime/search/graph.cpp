@@ -23,10 +23,14 @@ const char* node_state_name(NodeState s) {
 void SearchGraph::upsert(const NodeRecord& n) {
   auto it = nodes_.find(n.id);
   if (it == nodes_.end()) {
-    for (auto p : n.parents) children_[p].push_back(n.id);
-    by_params_.insert(params_key(n.params));
-    if (n.scored()) ++scored_;
-    if (n.correct()) ++correct_;
+    const bool again = !mark_seen(n.id);  // dropped by trim() and sent again: held, not counted twice
+    if (!again) {
+      for (auto p : n.parents) children_[p].push_back(n.id);
+      by_params_.insert(params_hash(n.params));
+      ++added_;
+      if (n.scored()) ++scored_;
+      if (n.correct()) ++correct_;
+    }
     nodes_.emplace(n.id, n);
     return;
   }
@@ -94,7 +98,31 @@ NodeCounts count_nodes(const std::vector<NodeRecord>& nodes) {
   return c;
 }
 
-bool SearchGraph::has_params(const Params& p) const { return by_params_.count(params_key(p)) > 0; }
+bool SearchGraph::mark_seen(uint64_t id) {
+  if (id >= (uint64_t(1) << 27)) return seen_sparse_.insert(id).second;  // ids are dense from 1: not in a search
+  if (id >= seen_.size()) seen_.resize(std::max<size_t>(id + 1, seen_.size() * 2));
+  const bool first = !seen_[id];
+  seen_[id] = true;
+  return first;
+}
+
+void SearchGraph::trim() {
+  while (window_ > 0 && nodes_.size() > window_) {
+    children_.erase(nodes_.begin()->first);
+    nodes_.erase(nodes_.begin());
+  }
+}
+
+bool SearchGraph::has_params(const Params& p) const { return by_params_.count(params_hash(p)) > 0; }
+
+uint64_t SearchGraph::params_hash(const Params& p) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over params_key, then a final mix
+  for (unsigned char c : params_key(p)) h = (h ^ c) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
 
 std::string SearchGraph::params_key(const Params& p) {
   std::string k;

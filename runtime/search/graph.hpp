@@ -12,6 +12,14 @@ namespace kevolve {
 
 class SearchGraph {
  public:
+  // With a window (0 = none, the default), trim() drops the records of the oldest nodes (lowest ids) until
+  // at most `window` are held; their ids and parameters (as hashes) are kept. For a holder that needs no
+  // history beyond what it is sent again, such as the operator's copy of a search (each request carries its
+  // parents' records). Then nodes(), find(), children(), roots(), best() and best_k() see only the nodes held;
+  // size() and has_params() count every node ever added; scored() and correct() count the states seen while
+  // each node was held.
+  void retain(size_t window) { window_ = window; }
+  void trim();
   // Adds or replaces a node (replacing keeps child links; parents never change).
   void upsert(const NodeRecord& n);
   const NodeRecord* find(uint64_t id) const;
@@ -22,23 +30,30 @@ class SearchGraph {
   const std::vector<uint64_t>& children(uint64_t id) const;
   std::vector<uint64_t> roots() const;
 
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return added_; }
   size_t scored() const { return scored_; }
   size_t correct() const { return correct_; }  // scored ok; kept as nodes change, not counted on each ask
-  size_t in_flight() const { return nodes_.size() - scored_; }
+  size_t in_flight() const { return size() - scored_; }
   // Best correct node (highest fitness; lowest id on ties), if any.
   std::optional<uint64_t> best() const;
   // The k best correct nodes, best first (highest fitness; lowest id on ties); fewer when fewer are correct.
   std::vector<uint64_t> best_k(size_t k) const;
-  // True when some node already has exactly these parameters (so a proposal would re-evaluate it).
+  // True when some node already has exactly these parameters (so a proposal would re-evaluate it). Kept as
+  // 64-bit hashes of params_key: a collision (about 1 in 10^12 at 10^7 nodes) would refuse one new point.
   bool has_params(const Params& p) const;
   static std::string params_key(const Params& p);
 
  private:
+  static uint64_t params_hash(const Params& p);
+  bool mark_seen(uint64_t id);  // true the first time `id` is added
+
   std::map<uint64_t, NodeRecord> nodes_;
   std::map<uint64_t, std::vector<uint64_t>> children_;
-  std::unordered_set<std::string> by_params_;  // canonical "k=v;..." of every node's parameters
-  size_t scored_ = 0, correct_ = 0;
+  std::unordered_set<uint64_t> by_params_;    // params_hash of every node's parameters
+  std::vector<bool> seen_;                    // by id: added once (held or dropped)
+  std::unordered_set<uint64_t> seen_sparse_;  // the same for ids beyond 2^27
+  size_t added_ = 0, scored_ = 0, correct_ = 0;
+  size_t window_ = 0;
 };
 
 // Scored nodes (correct or failed) and those still in flight, of a list of nodes (a store's read).

@@ -1,5 +1,7 @@
 #include "runtime/search/greedy.hpp"
 
+#include <iterator>
+
 namespace kevolve {
 
 void GreedyStrategy::init(const SearchGraph& g) {
@@ -8,8 +10,10 @@ void GreedyStrategy::init(const SearchGraph& g) {
 }
 
 void GreedyStrategy::observe(const SearchGraph& g, const NodeRecord& node) {
-  if (node.correct() && g.children(node.id).size() < static_cast<size_t>(c_.max_children))
+  if (node.correct() && g.children(node.id).size() < static_cast<size_t>(c_.max_children)) {
     open_.insert({-node.fitness, node.id});
+    if (open_.size() > kOpenCap) open_.erase(std::prev(open_.end()));  // the worst leaves
+  }
 }
 
 std::vector<Proposal> GreedyStrategy::propose(const SearchGraph& g, size_t n, Rng&) {

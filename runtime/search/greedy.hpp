@@ -1,6 +1,6 @@
 // Greedy best-first: expand the best correct node until it has max_children children, then the next
 // best. Keeps the correct nodes with room for children ordered by fitness, updated on observe(), so a
-// proposal costs O(log n) even in a search of 100,000 nodes.
+// proposal costs O(log n) even in a search of 100,000 nodes, and its memory stays bounded (kOpenCap).
 #pragma once
 #include <set>
 
@@ -15,6 +15,10 @@ class GreedyStrategy : public Strategy {
   void init(const SearchGraph& g) override;
   std::vector<Proposal> propose(const SearchGraph& g, size_t n, Rng& rng) override;
   void observe(const SearchGraph& g, const NodeRecord& node) override;
+  // The correct nodes held as candidates for children: at most kOpenCap, the best ones (a node behind
+  // 65,536 better ones with room for children is not expanded in any search this engine runs).
+  size_t open_size() const { return open_.size(); }
+  static constexpr size_t kOpenCap = 65536;
 
  private:
   StrategyConfig c_;

@@ -1,0 +1,110 @@
+// SearchGraph: the counts and the parameter index over every node, and the window an operator's copy keeps.
+#include <catch2/catch.hpp>
+
+#include "runtime/operators/template_operator.hpp"
+#include "runtime/search/graph.hpp"
+#include "runtime/search/greedy.hpp"
+
+using namespace kevolve;
+
+namespace {
+
+NodeRecord node(uint64_t id, bool scored, bool correct) {
+  NodeRecord n;
+  n.id = id;
+  if (id > 1) n.parents = {id - 1};
+  n.params = {{"block", std::to_string(id)}, {"vec", std::to_string(id % 4)}};
+  if (scored) {
+    n.state = NodeState::scored;
+    n.status = correct ? EvalStatus::ok : EvalStatus::incorrect;
+    n.fitness = correct ? 1.0 + static_cast<double>(id) / 1000 : 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a graph with a window holds the newest records and still counts and knows every node", "[search][graph]") {
+  SearchGraph g;
+  g.retain(100);
+  for (uint64_t id = 1; id <= 10000; ++id) g.upsert(node(id, true, id % 3 != 0));
+  g.trim();
+  CHECK(g.nodes().size() == 100);
+  CHECK(g.nodes().begin()->first == 9901);  // the oldest records went first
+  CHECK(g.size() == 10000);
+  CHECK(g.scored() == 10000);
+  CHECK(g.correct() == 10000 - 10000 / 3);
+  CHECK(g.in_flight() == 0);
+  CHECK(g.find(1) == nullptr);
+  CHECK(g.has_params(node(1, true, true).params));  // a dropped node's parameters are never proposed again
+  CHECK_FALSE(g.has_params(node(10001, false, false).params));
+
+  // A dropped node sent again with a request (a parent) is held for the request, not counted twice.
+  g.upsert(node(5, true, true));
+  REQUIRE(g.find(5) != nullptr);
+  CHECK(g.find(5)->params.at("block") == "5");
+  CHECK(g.size() == 10000);
+  CHECK(g.scored() == 10000);
+  g.trim();
+  CHECK(g.find(5) == nullptr);
+  CHECK(g.nodes().size() == 100);
+}
+
+TEST_CASE("without a window a graph holds every record, and trim keeps them all", "[search][graph]") {
+  SearchGraph g;
+  for (uint64_t id = 1; id <= 1000; ++id) g.upsert(node(id, id % 2 == 0, true));
+  g.trim();
+  CHECK(g.nodes().size() == 1000);
+  CHECK(g.size() == 1000);
+  CHECK(g.scored() == 500);
+  CHECK(g.in_flight() == 500);
+  REQUIRE(g.best());
+  CHECK(*g.best() == 1000);
+  // Ids far beyond a search's range are held and counted like any other.
+  g.upsert(node(uint64_t(1) << 40, true, true));
+  CHECK(g.size() == 1001);
+  CHECK(g.find(uint64_t(1) << 40) != nullptr);
+}
+
+TEST_CASE("the template operator mutates a parent sent again after its record left the window", "[search][graph]") {
+  KernelTemplate t;
+  t.problem = "synthetic";
+  t.backend = "cpu";
+  t.source = "// block={{block}} vec={{vec}}\n";
+  t.dir = "synthetic";
+  ParamDef block{"block", {}, true, 0}, vec{"vec", {"0", "1", "2", "3"}, true, 0};
+  for (int i = 1; i <= 64; ++i) block.values.push_back(std::to_string(i));
+  t.params = {block, vec};
+  TemplateOperator op(t);
+  REQUIRE(op.history_window() > 0);
+  SearchGraph g;
+  g.retain(op.history_window());
+  for (uint64_t id = 1; id <= 64; ++id) g.upsert(node(id, true, true));
+  g.retain(8);
+  g.trim();
+  REQUIRE(g.find(2) == nullptr);
+  g.upsert(node(2, true, true));  // the parent, as the search sends it with the request
+  Rng rng(7);
+  auto child = op.make({Operation::mutate, {2}, 0}, g, rng);
+  REQUIRE(child);
+  CHECK_FALSE(g.has_params(child->params));  // a point no node of the whole search had
+}
+
+TEST_CASE("greedy holds at most its cap of open nodes and still expands the best first", "[search][graph]") {
+  GreedyStrategy greedy(StrategyConfig{});
+  SearchGraph g;
+  const uint64_t n = GreedyStrategy::kOpenCap + 5000;
+  for (uint64_t id = 1; id <= n; ++id) {
+    NodeRecord r = node(id, true, true);
+    r.parents.clear();
+    r.fitness = static_cast<double>((id * 7919) % n);  // every fitness once, in no order
+    g.upsert(r);
+    greedy.observe(g, r);
+  }
+  CHECK(greedy.open_size() == GreedyStrategy::kOpenCap);
+  Rng rng(1);
+  const auto props = greedy.propose(g, 1, rng);
+  REQUIRE(props.size() == 1);
+  REQUIRE(props[0].parents.size() == 1);
+  CHECK(g.find(props[0].parents[0])->fitness == static_cast<double>(n - 1));  // the best node
+}
