@@ -73,6 +73,7 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
   }
   SearchSetup& setup = l.setup;
   setup.keep_context = op.needs_context();
+  setup.operator_window = op.history_window();
   setup.config = config;
   setup.config.strategy.repair = op.can_repair();  // failed nodes go back to operators that can fix them
   setup.spec = spec;

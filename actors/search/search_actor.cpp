@@ -214,14 +214,15 @@ void fill(Self self) {
   }
   std::vector<MakeRequest> batch;
   std::vector<NodeRecord> known;
-  for (auto id : st.known_unsent) known.push_back(*st.graph.find(id));
+  for (auto id : st.known_unsent)
+    if (const NodeRecord* k = st.graph.find(id)) known.push_back(*k);  // one dropped meanwhile: not needed
   st.known_unsent.clear();
   for (auto& p : props) {
     MakeRequest q;
     q.search = st.s.record.id;
     q.proposal = p;
     for (auto id : p.parents) {
-      q.parents.push_back(*st.graph.find(id));
+      q.parents.push_back(*st.graph.find(id));  // held: a bounded strategy keeps() the nodes it proposes from
       if (st.s.keep_context) {
         q.parent_sources.push_back(st.s.contexts[id].source);
         q.parent_reports.push_back(st.s.contexts[id].report);
@@ -267,11 +268,25 @@ std::string timing_json(const EvalResult& r) {
          ",\"peak_gbps\":" + json::number(r.peak_gbps) + "}";
 }
 
+// Scored records the strategy and the operator no longer need leave the graph, when both work without the
+// history (a bounded strategy, an operator with a window, no LLM context): memory by the work in flight.
+constexpr size_t kGraphWindow = 16384;
+
+bool graph_bounded(const SearchState& st) {
+  return st.strategy->bounded() && st.s.operator_window > 0 && !st.s.keep_context;
+}
+
+void trim_graph(SearchState& st) {
+  if (!graph_bounded(st)) return;
+  st.graph.trim([&st](const NodeRecord& n) { return !n.scored() || st.strategy->keeps(n.id); });
+}
+
 void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   auto& st = self->state;
   --st.in_flight;
   st.graph.upsert(n);
   st.strategy->observe(st.graph, n);
+  trim_graph(st);
   if (n.correct() && n.fitness > st.best) {
     st.best = n.fitness;
     st.since_best = 0;
@@ -332,6 +347,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
   st.strategy->init(st.graph);
   for (auto& [id, n] : st.graph.nodes())
     if (n.correct() && n.fitness > st.best) st.best = n.fitness;
+  if (graph_bounded(st)) st.graph.retain(kGraphWindow);
   return {
       [self](atoms::start_atom) {
         auto& st = self->state;

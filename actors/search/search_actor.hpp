@@ -28,6 +28,7 @@ struct SearchSetup {
   std::vector<NodeRecord> nodes;             // as stored (resume)
   std::map<uint64_t, Candidate> unfinished;  // sources of stored nodes that were never scored
   bool keep_context = false;                 // the operator wants sources and reports (LLM)
+  size_t operator_window = 0;                // the operator's Operator::history_window() (0 = every node)
   std::map<uint64_t, NodeContext> contexts;  // as stored (resume), when keep_context
   store_actor store;
   operator_actor op;

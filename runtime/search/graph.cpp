@@ -1,6 +1,7 @@
 #include "runtime/search/graph.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace kevolve {
 
@@ -25,12 +26,14 @@ void SearchGraph::upsert(const NodeRecord& n) {
   if (it == nodes_.end()) {
     const bool again = !mark_seen(n.id);  // dropped by trim() and sent again: held, not counted twice
     if (!again) {
-      for (auto p : n.parents) children_[p].push_back(n.id);
+      for (auto p : n.parents)
+        if (window_ == 0 || nodes_.count(p)) children_[p].push_back(n.id);  // a dropped parent is never asked
       by_params_.insert(params_hash(n.params));
       ++added_;
       if (n.scored()) ++scored_;
       if (n.correct()) ++correct_;
     }
+    rank(nullptr, n);
     nodes_.emplace(n.id, n);
     return;
   }
@@ -38,7 +41,16 @@ void SearchGraph::upsert(const NodeRecord& n) {
   if (it->second.scored() && !n.scored()) --scored_;
   if (!it->second.correct() && n.correct()) ++correct_;
   if (it->second.correct() && !n.correct()) --correct_;
+  rank(&it->second, n);
   it->second = n;
+}
+
+// top_ is always a prefix of the whole ranking: a node leaves it for a better one, or when it changes.
+void SearchGraph::rank(const NodeRecord* before, const NodeRecord& after) {
+  if (before && before->correct()) top_.erase({-before->fitness, before->id});
+  if (!after.correct()) return;
+  top_.insert({-after.fitness, after.id});
+  if (top_.size() > kTop) top_.erase(std::prev(top_.end()));
 }
 
 void SearchGraph::set_state(uint64_t id, NodeState s) {
@@ -65,7 +77,8 @@ std::vector<uint64_t> SearchGraph::roots() const {
 }
 
 std::optional<uint64_t> SearchGraph::best() const {
-  std::optional<uint64_t> b;
+  if (!top_.empty()) return top_.begin()->second;
+  std::optional<uint64_t> b;  // every ranked node changed since: the held nodes answer
   double f = -1;
   for (auto& [id, n] : nodes_)
     if (n.correct() && n.fitness > f) {
@@ -76,6 +89,11 @@ std::optional<uint64_t> SearchGraph::best() const {
 }
 
 std::vector<uint64_t> SearchGraph::best_k(size_t k) const {
+  if (k <= top_.size() || top_.size() == correct_) {
+    std::vector<uint64_t> out;
+    for (auto it = top_.begin(); it != top_.end() && out.size() < k; ++it) out.push_back(it->second);
+    return out;
+  }
   std::vector<const NodeRecord*> correct;
   for (auto& [id, n] : nodes_)
     if (n.correct()) correct.push_back(&n);
@@ -106,14 +124,55 @@ bool SearchGraph::mark_seen(uint64_t id) {
   return first;
 }
 
-void SearchGraph::trim() {
-  while (window_ > 0 && nodes_.size() > window_) {
-    children_.erase(nodes_.begin()->first);
-    nodes_.erase(nodes_.begin());
+void SearchGraph::trim(const std::function<bool(const NodeRecord&)>& keep) {
+  // A pass over the held nodes once a quarter of the window was added since the last: O(1) per node added,
+  // however many nodes `keep` holds.
+  if (window_ == 0 || nodes_.size() <= window_ || nodes_.size() < next_trim_) return;
+  std::unordered_set<uint64_t> ranked;
+  for (auto& [f, id] : top_) ranked.insert(id);
+  for (auto it = nodes_.begin(); it != nodes_.end() && nodes_.size() > window_;) {
+    if (ranked.count(it->first) || (keep && keep(it->second))) {
+      ++it;
+      continue;
+    }
+    children_.erase(it->first);
+    it = nodes_.erase(it);
   }
+  next_trim_ = std::max(nodes_.size(), window_) + window_ / 4 + 1;
 }
 
-bool SearchGraph::has_params(const Params& p) const { return by_params_.count(params_hash(p)) > 0; }
+bool SearchGraph::has_params(const Params& p) const { return by_params_.contains(params_hash(p)); }
+
+bool HashSet64::insert(uint64_t h) {
+  if (contains(h)) return false;
+  if ((size_ + 1) * 10 > slots_.size() * 7) {  // grow to twice the slots, rehashing every held key
+    std::vector<uint64_t> old(std::max<size_t>(64, slots_.size() * 2), 0);
+    old.swap(slots_);
+    for (uint64_t k : old)
+      if (k != 0)
+        for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1))
+          if (slots_[i] == 0) {
+            slots_[i] = k;
+            break;
+          }
+  }
+  const uint64_t k = key(h);
+  for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1))
+    if (slots_[i] == 0) {
+      slots_[i] = k;
+      ++size_;
+      return true;
+    }
+}
+
+bool HashSet64::contains(uint64_t h) const {
+  if (slots_.empty()) return false;
+  const uint64_t k = key(h);
+  for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    if (slots_[i] == k) return true;
+    if (slots_[i] == 0) return false;
+  }
+}
 
 uint64_t SearchGraph::params_hash(const Params& p) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over params_key, then a final mix

@@ -1,7 +1,9 @@
 // SearchGraph: the nodes of one search and their parent/child links, with the queries strategies need.
 // Pure data; the search actor owns one and the store persists every change.
 #pragma once
+#include <functional>
 #include <map>
+#include <set>
 #include <unordered_set>
 #include <optional>
 #include <vector>
@@ -10,16 +12,32 @@
 
 namespace kevolve {
 
+// A set of 64-bit hashes in one open-addressing table (linear probing, at most 70 % full): about 11 bytes
+// per hash, against about 40 in a std::unordered_set.
+class HashSet64 {
+ public:
+  bool insert(uint64_t h);  // true when it was not held
+  bool contains(uint64_t h) const;
+  size_t size() const { return size_; }
+
+ private:
+  static uint64_t key(uint64_t h) { return h == 0 ? 1 : h; }  // 0 marks an empty slot (0 and 1 are one key)
+  std::vector<uint64_t> slots_;
+  size_t size_ = 0;
+};
+
 class SearchGraph {
  public:
-  // With a window (0 = none, the default), trim() drops the records of the oldest nodes (lowest ids) until
-  // at most `window` are held; their ids and parameters (as hashes) are kept. For a holder that needs no
-  // history beyond what it is sent again, such as the operator's copy of a search (each request carries its
-  // parents' records). Then nodes(), find(), children(), roots(), best() and best_k() see only the nodes held;
-  // size() and has_params() count every node ever added; scored() and correct() count the states seen while
-  // each node was held.
+  // With a window (0 = none, the default), trim() drops the records of the oldest nodes (lowest ids) once more
+  // than window + window/4 are held, down to `window`; their ids and parameters (as hashes) are kept. Never
+  // dropped: the kTop best correct nodes, and those `keep` holds (the search keeps its nodes in flight and
+  // the ones its strategy may still expand; the operator's copy keeps none, as each request carries its
+  // parents' records). Then nodes(), find(), children() and roots() see only the nodes held; size() and
+  // has_params() count every node ever added; scored() and correct() count the states seen while each node
+  // was held; best() and best_k(k <= kTop) answer for the whole search.
   void retain(size_t window) { window_ = window; }
-  void trim();
+  void trim(const std::function<bool(const NodeRecord&)>& keep = {});
+  static constexpr size_t kTop = 64;
   // Adds or replaces a node (replacing keeps child links; parents never change).
   void upsert(const NodeRecord& n);
   const NodeRecord* find(uint64_t id) const;
@@ -45,15 +63,17 @@ class SearchGraph {
 
  private:
   static uint64_t params_hash(const Params& p);
-  bool mark_seen(uint64_t id);  // true the first time `id` is added
+  bool mark_seen(uint64_t id);                                   // true the first time `id` is added
+  void rank(const NodeRecord* before, const NodeRecord& after);  // keeps top_ as a node changes
 
   std::map<uint64_t, NodeRecord> nodes_;
   std::map<uint64_t, std::vector<uint64_t>> children_;
-  std::unordered_set<uint64_t> by_params_;    // params_hash of every node's parameters
+  HashSet64 by_params_;                       // params_hash of every node's parameters
   std::vector<bool> seen_;                    // by id: added once (held or dropped)
   std::unordered_set<uint64_t> seen_sparse_;  // the same for ids beyond 2^27
   size_t added_ = 0, scored_ = 0, correct_ = 0;
-  size_t window_ = 0;
+  std::set<std::pair<double, uint64_t>> top_;  // (-fitness, id) of the kTop best correct nodes
+  size_t window_ = 0, next_trim_ = 0;
 };
 
 // Scored nodes (correct or failed) and those still in flight, of a list of nodes (a store's read).

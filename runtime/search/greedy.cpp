@@ -6,13 +6,17 @@ namespace kevolve {
 
 void GreedyStrategy::init(const SearchGraph& g) {
   open_.clear();
+  open_ids_.clear();
   for (auto& [id, node] : g.nodes()) observe(g, node);
 }
 
 void GreedyStrategy::observe(const SearchGraph& g, const NodeRecord& node) {
   if (node.correct() && g.children(node.id).size() < static_cast<size_t>(c_.max_children)) {
-    open_.insert({-node.fitness, node.id});
-    if (open_.size() > kOpenCap) open_.erase(std::prev(open_.end()));  // the worst leaves
+    if (open_.insert({-node.fitness, node.id}).second) open_ids_.insert(node.id);
+    if (open_.size() > kOpenCap) {  // the worst leaves
+      open_ids_.erase(std::prev(open_.end())->second);
+      open_.erase(std::prev(open_.end()));
+    }
   }
 }
 
@@ -23,6 +27,7 @@ std::vector<Proposal> GreedyStrategy::propose(const SearchGraph& g, size_t n, Rn
     const uint64_t id = it->second;
     const size_t used = g.children(id).size();
     if (used >= static_cast<size_t>(c_.max_children)) {  // full: it never gets more children
+      open_ids_.erase(id);
       it = open_.erase(it);
       continue;
     }

@@ -3,6 +3,7 @@
 // proposal costs O(log n) even in a search of 100,000 nodes, and its memory stays bounded (kOpenCap).
 #pragma once
 #include <set>
+#include <unordered_set>
 
 #include "runtime/search/strategy.hpp"
 
@@ -18,11 +19,14 @@ class GreedyStrategy : public Strategy {
   // The correct nodes held as candidates for children: at most kOpenCap, the best ones (a node behind
   // 65,536 better ones with room for children is not expanded in any search this engine runs).
   size_t open_size() const { return open_.size(); }
+  bool bounded() const override { return true; }
+  bool keeps(uint64_t id) const override { return open_ids_.count(id) > 0; }
   static constexpr size_t kOpenCap = 65536;
 
  private:
   StrategyConfig c_;
   std::set<std::pair<double, uint64_t>> open_;  // (-fitness, id) of correct nodes that may get children
+  std::unordered_set<uint64_t> open_ids_;       // the same ids, for keeps()
 };
 
 }  // namespace kevolve

@@ -5,6 +5,7 @@
 //   propose(graph, n)  up to n proposals (parents + operation); empty means nothing to try now — with
 //                      nothing in flight either, the search is finished
 //   observe(node)      a node of the graph was scored
+//   bounded(), keeps() whether the graph may drop scored records the strategy no longer needs
 // The graph passed to propose() includes nodes still in flight, so batches do not pile onto one parent.
 // A failed node is never a parent for optimisation or crossover; it may be expanded for repair when the
 // operator can repair, at most `max_repairs` times.
@@ -51,6 +52,12 @@ class Strategy {
   virtual void init(const SearchGraph&) {}
   virtual std::vector<Proposal> propose(const SearchGraph& g, size_t n, Rng& rng) = 0;
   virtual void observe(const SearchGraph&, const NodeRecord&) {}
+  // Whether the strategy works from its own summary of the search, so that the graph may drop the records
+  // of scored nodes that keeps() does not hold (SearchGraph::trim): memory by the work in flight. A strategy
+  // that walks the whole graph (MCTS's tree, the islands' populations) says no.
+  virtual bool bounded() const { return false; }
+  // With bounded(): whether the node's record must stay in the graph (a node the strategy may still expand).
+  virtual bool keeps(uint64_t) const { return false; }
 };
 
 // Chosen by name; an unknown name or a bad setting is an error naming it.

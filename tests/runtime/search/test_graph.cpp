@@ -1,6 +1,8 @@
 // SearchGraph: the counts and the parameter index over every node, and the window an operator's copy keeps.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "runtime/operators/template_operator.hpp"
 #include "runtime/search/graph.hpp"
 #include "runtime/search/greedy.hpp"
@@ -45,9 +47,42 @@ TEST_CASE("a graph with a window holds the newest records and still counts and k
   CHECK(g.find(5)->params.at("block") == "5");
   CHECK(g.size() == 10000);
   CHECK(g.scored() == 10000);
+  // Nodes added after a pass are dropped at the next, once a quarter of the window came in.
+  for (uint64_t id = 10001; id <= 10030; ++id) g.upsert(node(id, true, true));
   g.trim();
   CHECK(g.find(5) == nullptr);
   CHECK(g.nodes().size() == 100);
+  REQUIRE(g.best());
+  CHECK(*g.best() == 10030);
+}
+
+TEST_CASE("a trimmed graph keeps what the search still needs: nodes in flight, kept ones and the best",
+          "[search][graph]") {
+  SearchGraph g;
+  g.retain(50);
+  g.upsert(node(1, true, true));
+  NodeRecord star = node(2, true, true);
+  star.fitness = 1000;  // the best of the whole search, and among its oldest nodes
+  g.upsert(star);
+  for (uint64_t id = 3; id <= 5000; ++id) g.upsert(node(id, id % 10 != 0, true));  // every tenth in flight
+  g.trim([](const NodeRecord& n) { return !n.scored() || n.id == 1; });
+  CHECK(g.find(1) != nullptr);                                                // kept by the caller
+  CHECK(g.find(2) != nullptr);                                                // the best
+  for (uint64_t id = 10; id <= 5000; id += 10) CHECK(g.find(id) != nullptr);  // in flight
+  CHECK(g.find(3) == nullptr);
+  REQUIRE(g.best());
+  CHECK(*g.best() == 2);
+  const auto top = g.best_k(3);
+  REQUIRE(top.size() == 3);
+  CHECK(top[0] == 2);
+  CHECK(top[1] == 4999);
+  CHECK(top[2] == 4998);
+  // Ranked before the window dropped them, the best nodes of the whole search are the same with or without it.
+  SearchGraph whole;
+  whole.upsert(node(1, true, true));
+  whole.upsert(star);
+  for (uint64_t id = 3; id <= 5000; ++id) whole.upsert(node(id, id % 10 != 0, true));
+  CHECK(whole.best_k(SearchGraph::kTop) == g.best_k(SearchGraph::kTop));
 }
 
 TEST_CASE("without a window a graph holds every record, and trim keeps them all", "[search][graph]") {
@@ -79,7 +114,7 @@ TEST_CASE("the template operator mutates a parent sent again after its record le
   REQUIRE(op.history_window() > 0);
   SearchGraph g;
   g.retain(op.history_window());
-  for (uint64_t id = 1; id <= 64; ++id) g.upsert(node(id, true, true));
+  for (uint64_t id = 1; id <= 200; ++id) g.upsert(node(id, true, true));  // more than the kTop best kept
   g.retain(8);
   g.trim();
   REQUIRE(g.find(2) == nullptr);
@@ -107,4 +142,20 @@ TEST_CASE("greedy holds at most its cap of open nodes and still expands the best
   REQUIRE(props.size() == 1);
   REQUIRE(props[0].parents.size() == 1);
   CHECK(g.find(props[0].parents[0])->fitness == static_cast<double>(n - 1));  // the best node
+}
+
+TEST_CASE("the hash set holds every hash it was given through its growth and no other", "[search][graph]") {
+  HashSet64 s;
+  std::mt19937_64 rng(42);
+  std::vector<uint64_t> in;
+  for (int i = 0; i < 200000; ++i) in.push_back(rng() | 2);  // never 0 or 1, which share a slot key
+  for (uint64_t h : in) CHECK(s.insert(h));
+  CHECK(s.size() == in.size());
+  size_t held = 0, stray = 0;
+  for (uint64_t h : in) held += s.contains(h);
+  for (int i = 0; i < 200000; ++i) stray += s.contains((rng() | 2) ^ 0x8000000000000000ull);
+  CHECK(held == in.size());
+  CHECK(stray == 0);
+  CHECK_FALSE(s.insert(in.front()));  // held already
+  CHECK(s.size() == in.size());
 }

@@ -152,7 +152,7 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
   if (as_json) {
     std::cout << "{\"candidates\":" << big.evaluated << ",\"seconds\":" << json::number(big.seconds)
               << ",\"candidates_per_s\":" << json::number(big.rate) << ",\"peak_in_flight\":" << big.peak_in_flight
-              << ",\"bytes_per_in_flight\":" << json::number(per_flight)
+              << ",\"bytes_per_in_flight\":" << json::number(per_flight) << ",\"peak_rss_kb\":" << big.rss_peak_kb
               << ",\"small_run_candidates_per_s\":" << json::number(small.rate) << ",\"resume_nodes\":" << loaded
               << ",\"resume_s\":" << json::number(resume_s) << "}\n";
   } else {
@@ -161,6 +161,8 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
     std::printf("candidates/s, 100 in flight: %.0f\n", small.rate);
     std::printf("peak in flight (sampled): %lld\n", static_cast<long long>(big.peak_in_flight));
     std::printf("memory per in flight:    %.0f bytes (peak RSS growth, %d vs 100 in flight)\n", per_flight, in_flight);
+    std::printf("peak RSS of the search:  %.1f MiB (sampled with each progress report, %d in flight)\n",
+                static_cast<double>(big.rss_peak_kb) / 1024, in_flight);
     std::printf("resume %lld nodes:       %.3f s (reopen store, read every node, rebuild graph and strategy)\n",
                 static_cast<long long>(loaded), resume_s);
   }
