@@ -1,16 +1,41 @@
 #include "runtime/search/evolutionary.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace kevolve {
 
+EvolutionaryStrategy::Island& EvolutionaryStrategy::island(int32_t i) {
+  const size_t k = static_cast<size_t>(std::max(0, i));
+  if (k >= islands_.size()) islands_.resize(k + 1);
+  return islands_[k];
+}
+
+void EvolutionaryStrategy::init(const SearchGraph& g) {
+  islands_.clear();
+  members_.clear();
+  for (auto& [id, node] : g.nodes()) observe(g, node);
+}
+
+void EvolutionaryStrategy::observe(const SearchGraph&, const NodeRecord& node) {
+  if (!node.scored()) return;
+  Island& is = island(node.island);
+  ++is.born;
+  if (!node.correct()) return;
+  is.best.insert({-node.fitness, node.id});
+  members_.insert(node.id);
+  if (is.best.size() > static_cast<size_t>(std::max(1, c_.population))) {  // the worst leaves the population
+    members_.erase(std::prev(is.best.end())->second);
+    is.best.erase(std::prev(is.best.end()));
+  }
+}
+
 std::vector<const NodeRecord*> EvolutionaryStrategy::population(const SearchGraph& g, int32_t island) const {
   std::vector<const NodeRecord*> pop;
-  for (auto& [id, node] : g.nodes())
-    if (node.correct() && node.island == island) pop.push_back(&node);
-  std::sort(pop.begin(), pop.end(),
-            [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
-  if (pop.size() > static_cast<size_t>(c_.population)) pop.resize(static_cast<size_t>(c_.population));
+  const size_t k = static_cast<size_t>(std::max(0, island));
+  if (k >= islands_.size()) return pop;
+  for (auto& [f, id] : islands_[k].best)
+    if (const NodeRecord* n = g.find(id)) pop.push_back(n);
   return pop;
 }
 
@@ -46,8 +71,7 @@ std::vector<Proposal> EvolutionaryStrategy::propose(const SearchGraph& g, size_t
       out.push_back({Operation::migrate, {*overall}, island});
       continue;
     }
-    size_t born = 0;
-    for (auto& [id, node] : g.nodes()) born += node.island == island && node.scored();
+    const size_t born = island < static_cast<int32_t>(islands_.size()) ? islands_[static_cast<size_t>(island)].born : 0;
     const size_t generation = born / static_cast<size_t>(c_.population);
     const int32_t neighbour = (island + c_.islands - 1) % c_.islands;
     if (c_.islands > 1 && generation > 0 && generation % static_cast<size_t>(c_.migration_interval) == 0 &&
