@@ -7,6 +7,7 @@
 #include "runtime/search/graph.hpp"
 #include "runtime/search/greedy.hpp"
 #include "runtime/search/strategy.hpp"
+#include "tests/runtime/search/child_record.hpp"
 
 using namespace kevolve;
 
@@ -200,12 +201,7 @@ std::vector<std::string> trace_search(const std::string& strategy, size_t window
     for (auto& p : props) {
       auto child = op.make(p, g, rng);
       if (!child) continue;
-      NodeRecord n;
-      n.id = next++;
-      n.parents = p.parents;
-      n.op = p.op;
-      n.island = p.island;
-      n.params = child->params;
+      const NodeRecord n = test::child_record(next++, p, child->params);
       g.upsert(n);
       made.push_back(n);
     }

@@ -5,6 +5,7 @@
 #include "runtime/operators/template_operator.hpp"
 #include "runtime/search/mcts.hpp"
 #include "runtime/search/termination.hpp"
+#include "tests/runtime/search/child_record.hpp"
 
 #include <set>
 
@@ -70,12 +71,7 @@ Run run(StrategyConfig sc, uint64_t seed, TerminationConfig tc, size_t batch = 3
     for (auto& p : props) {
       auto child = op.make(p, r.graph, rng);
       if (!child) continue;
-      NodeRecord n;
-      n.id = next++;
-      n.parents = p.parents;
-      n.op = p.op;
-      n.island = p.island;
-      n.params = child->params;
+      const NodeRecord n = test::child_record(next++, p, child->params);
       r.graph.upsert(n);
       made.push_back(n.id);
     }
