@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <sstream>
@@ -105,9 +106,14 @@ TEST_CASE("kill -9 at random moments, then the same command resumes without losi
       std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(250, 900)(rng)));
     }
     if (round == 1) {  // a report can be read while the search holds its store
+      const std::string said = out + "-live.log";
       const std::string cmd =
-          std::string(KEVOLVE_BIN_DIR) + "/kevolve report " + config + " --out " + out + "-live >/dev/null 2>&1";
-      CHECK(std::system(cmd.c_str()) == 0);
+          std::string(KEVOLVE_BIN_DIR) + "/kevolve report " + config + " --out " + out + "-live >" + said + " 2>&1";
+      const int rc = std::system(cmd.c_str());
+      std::ifstream report_log(said);
+      const std::string report_said((std::istreambuf_iterator<char>(report_log)), std::istreambuf_iterator<char>());
+      INFO("kevolve report said: " << report_said);
+      CHECK(rc == 0);
       CHECK(fs::exists(out + "-live/report.json"));
     }
     kill(pid, SIGKILL);
