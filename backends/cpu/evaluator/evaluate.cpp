@@ -496,7 +496,6 @@ class Evaluation {
     // reference inflates the speedup. It is taken again (three times at most, after a moment off the CPU),
     // the fastest take kept; one still starved counts its time less its threads' waits, which can only make
     // the reference faster (threads that waited at once are subtracted twice), never the speedup higher.
-    int64_t& ref_starved = ref_starved_;
     auto reference_pass = [&](std::vector<double>* samples) {
       runner_.pause();
       for (auto& t : sets) {
@@ -524,7 +523,7 @@ class Evaluation {
         }
         if (samples) {
           if (best_waited > 0.25 * best_ns) {
-            ++ref_starved;
+            ++ref_starved_;
             best_ns = std::max(best_ns - best_waited, 0.05 * best_ns);
           }
           samples->push_back(best_ns);
@@ -550,7 +549,7 @@ class Evaluation {
     for (int attempt = 1;; ++attempt) {
       cand.clear();
       ref.clear();
-      ref_starved = 0;
+      ref_starved_ = 0;
       inside.clear();
       outside.clear();
       waited.clear();
