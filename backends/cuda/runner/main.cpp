@@ -173,13 +173,15 @@ class Runner {
         return fail(
             h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
     } else {
+      size_t free_before = 0, free_after = 0, total = 0;  // constructors run at dlopen: what they take counts
+      cudaMemGetInfo(&free_before, &total);
       lib_ = dlopen(("/proc/self/fd/" + std::to_string(so_fd_)).c_str(), RTLD_NOW | RTLD_LOCAL);
+      cudaMemGetInfo(&free_after, &total);
+      held_bytes_ = static_cast<int64_t>(free_before) - static_cast<int64_t>(free_after);
       if (!lib_) return fail(h, std::string("dlopen: ") + dlerror());
       if (auto e = process::close_loading(); !e.empty()) return fail(h, "sandbox: " + e);
       host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, s.entry.c_str()));
       if (!host_entry_) return fail(h, "the shared object exports no '" + s.entry + "'");
-      size_t total = 0;
-      cudaMemGetInfo(&free_at_start_, &total);
     }
     h.ok = true;
     return true;
@@ -188,6 +190,10 @@ class Runner {
   BatchReply run(const Batch& b) {
     BatchReply rep;
     const size_t n = b.calls.size();
+    // The device's free memory is read around each batch, not once: between batches the evaluator itself
+    // allocates on the same device (inputs, the reference's outputs), which is not the candidate's.
+    size_t free_before = 0, total = 0;
+    if (host_entry_) cudaMemGetInfo(&free_before, &total);
     std::vector<cudaEvent_t> ev(2 * n);
     for (auto& e : ev) cudaEventCreate(&e);
     rep.calls.resize(n);
@@ -250,9 +256,10 @@ class Runner {
       }
     }
     if (!rep.fatal && host_entry_) {
-      size_t free = 0, total = 0;
+      size_t free = 0;
       cudaMemGetInfo(&free, &total);
-      const int64_t kept_mb = (static_cast<int64_t>(free_at_start_) - static_cast<int64_t>(free)) >> 20;
+      held_bytes_ += static_cast<int64_t>(free_before) - static_cast<int64_t>(free);
+      const int64_t kept_mb = held_bytes_ >> 20;
       if (kept_mb > s_.device_memory_cap_mb) {
         rep.calls.back().rc = -2;
         rep.calls.back().error = "the candidate holds " + std::to_string(kept_mb) +
@@ -382,7 +389,7 @@ class Runner {
   int64_t smem_set_ = 0;
   void* lib_ = nullptr;
   int (*host_entry_)(const kv_args*) = nullptr;
-  size_t free_at_start_ = 0;
+  int64_t held_bytes_ = 0;  // device memory a host-code candidate took and kept, summed over its batches
 };
 
 }  // namespace

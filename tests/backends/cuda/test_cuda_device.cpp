@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include "knowledge/template_library.hpp"
 #include "tests/backends/cuda/cuda_helpers.hpp"
 
 using namespace kevolve;
@@ -130,4 +131,46 @@ TEST_CASE("timing oracles on the GPU: k passes over the data take k times one pa
   for (const EvalResult* r : {&one, &four})
     CHECK(r->speedup == Approx(r->reference.median_ms / r->candidate.median_ms).epsilon(1e-9));
   CHECK(one.candidate_gbps / four.candidate_gbps == Approx(ratio).epsilon(0.02));
+}
+
+TEST_CASE("device memory a host-code candidate keeps is counted from its load on and refused over the cap",
+          "[cuda][gpu]") {
+  if (skip_without_gpu("device memory cap of host code")) return;
+  for (const char* f :
+       {"tests/backends/cuda/cheaters/keeps_device_memory.cu", "tests/backends/cuda/cheaters/allocates_at_load.cu"}) {
+    INFO(f);
+    const EvalResult r = cuda_eval_file(kGelu, f);
+    INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
+    CHECK(r.status == EvalStatus::runtime_error);
+    CHECK(r.message.find("MiB of device memory (the cap is 1024 MiB)") != std::string::npos);
+  }
+}
+
+// The evaluator allocates on the same device between the runner's batches (inputs and reference outputs at
+// the bench size: over 1 GiB for map_id); none of it may be counted against the candidate.
+TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU bench size", "[cuda][gpu]") {
+  if (skip_without_gpu("map_id hash template")) return;
+  auto t = find_template("cuda", "map_id", {test::source_path("knowledge")});
+  REQUIRE(t);
+  Params p = t->defaults();
+  p["search"] = "hash";
+  p["ipt"] = "2";
+  auto src = t->render(p);
+  REQUIRE(src);
+  CHECK(src->find("@kevolve") == std::string::npos);  // host code: built by nvcc, no launch lines
+  auto spec = load_problem(test::source_path("problems/core/map_id/problem.toml"));
+  REQUIRE(spec);
+  // The problem's keys fit the compact layout; the wide one (any int64 keys) is forced by its macro.
+  for (const std::string prefix : {"", "#define KV_HASH_COMPACT 0\n"}) {
+    INFO(prefix);
+    Candidate c;
+    c.language = "cuda";
+    c.source = prefix + *src;
+    c.entry = spec->entry;
+    const EvalResult r = test::cuda_backend().evaluate_source(*spec, c, test::quick_options());
+    INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
+                               << r.compile_log << "\n"
+                               << r.runner_log);
+    CHECK(r.status == EvalStatus::ok);
+  }
 }

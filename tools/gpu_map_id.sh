@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# map_id's algorithms on the GPU node, side by side: each point of the CUDA template given here is rendered
+# (`kevolve kb template --set`) and evaluated by `kevolve eval --backend cuda --json` (the libtorch reference
+# timed by the same evaluator in the same call); then one directed template search of map_id (greedy,
+# budget evaluations), whose best is re-timed by the search itself. Prints one line per point and the
+# search's last lines and its rate; everything it writes goes to the output folder (default gpu-map-id).
+# Usage: tools/gpu_map_id.sh [--out DIR] [--budget N] [--points "search:threads:ipt:smem[:MACRO=V,...] ..."]
+#                          [--searches "problem ..."]
+#   (search hash-wide: the hash search with the wide slot layout forced; MACRO=V: #defines put first; --searches: the problems searched
+#   after the points, default map_id, each timed from start to report)
+# Needs the node bundle (tools/bundle_node.sh, dist/kevolve-node); builds the CUDA worker when it is missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=gpu-map-id budget=16 searches=map_id
+points="interpolation:256:1:0 hash-wide:256:1:0 hash:256:1:0 hash:256:2:0 hash:512:1:0"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --points) points=$2; shift 2 ;;
+    --searches) searches=$2; shift 2 ;;
+    *) echo "gpu_map_id: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+bin=dist/kevolve-node/bin
+[ -x $bin/kevolve ] || { echo "gpu_map_id: no node bundle in dist/kevolve-node: run tools/bundle_node.sh" >&2; exit 2; }
+[ -x $bin/kevolve-cuda-eval ] || tools/build_cuda_worker.sh "$bin" || exit 1
+export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval KEVOLVE_TEST_SOURCE_DIR=$PWD
+mkdir -p "$out/points"
+echo "== map_id points (kevolve eval --backend cuda; candidate and reference in one call)"
+for p in $points; do
+  IFS=: read -r search threads ipt smem defines <<< "$p"
+  name="$search-t$threads-i$ipt-s$smem${defines:+-$defines}"
+  prefix=""  # hash-wide: the hash search with its wide slot layout forced (KV_HASH_COMPACT 0)
+  [ "$search" = hash-wide ] && { search=hash; prefix="#define KV_HASH_COMPACT 0"; }
+  for d in ${defines//,/ }; do prefix+=$'\n'"#define ${d%%=*} ${d#*=}"; done
+  { [ -n "$prefix" ] && echo "$prefix"
+    $bin/kevolve kb template map_id --knowledge knowledge --hardware nvidia-hopper --set "search=$search" \
+      --set "threads=$threads" --set "ipt=$ipt" --set "smem=$smem"; } > "$out/points/$name.cu" || exit 1
+  $bin/kevolve eval --backend cuda --problem map_id -c "$out/points/$name.cu" --json \
+    > "$out/points/$name.json" 2> "$out/points/$name.log"
+  python3 - "$out/points/$name.json" "$name" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"{sys.argv[2]}: no verdict ({e})"); sys.exit(0)
+if d["status"] != "ok":
+    print(f"{sys.argv[2]}: {d['status']} {d.get('reason','')}: {d['message'][:300]}"); sys.exit(0)
+print(f"{sys.argv[2]}: {d['candidate_ms']:.4f} ms (p10 {d['candidate_p10_ms']:.4f}, p90 {d['candidate_p90_ms']:.4f}) "
+      f"vs reference {d['reference_ms']:.4f} ms: {d['speedup']:.2f}x, {d['candidate_gbps']:.0f} GB/s")
+PY
+done
+for problem in $searches; do
+echo "== directed template search of $problem (budget $budget)"
+cat > "$out/search-$problem.toml" <<CFG
+[search]
+problem = "$problem"
+id = "$problem-$(date +%s)"
+backend = "cuda"
+operator = "template"
+directed = true
+seed = 1
+max_in_flight = 3
+retime_top = 2
+
+[strategy]
+name = "greedy"
+max_children = 4
+
+[budget]
+evaluations = $budget
+no_improvement = $budget
+
+[store]
+path = "$out/store"
+checkpoint_seconds = 0
+
+[eval]
+min_time = 0.2
+arch = "sm_90"
+CFG
+start=$(date +%s.%N)
+KEVOLVE_NSIGHT=0 $bin/kevolve run "$out/search-$problem.toml" --out "$out/report-$problem" > "$out/search-$problem.log" 2>&1
+rc=$?
+wall=$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")
+n=$(grep -o "^search .*: [0-9]* evaluated" "$out/search-$problem.log" | grep -o "[0-9]* evaluated" | cut -d' ' -f1)
+echo "$problem: exit $rc, ${n:-?} evaluations in $wall s ($(python3 -c "print(f'{60 * ${n:-0} / $wall:.1f}')") per minute, re-timing and report included)"
+grep "^best:" "$out/search-$problem.log"
+for f in "$out/report-$problem"/best/*; do [ -f "$f" ] && { echo "best source: $(head -1 "$f")"; break; }; done
+done
