@@ -2,6 +2,11 @@
 
 #include "runtime/records/field_codec.hpp"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -60,10 +65,14 @@ class RocksStore : public Store {
     delete db_;
   }
 
+  static std::string damaged(const std::string& path, const rocksdb::Status& st) {
+    return "store " + path + " is damaged: " + st.ToString() + " (nothing was changed; `kevolve store repair " + path +
+           "` recovers what can be read and reports what was lost)";
+  }
+
   static Expected<std::unique_ptr<Store>> open(const std::string& path, bool read_only) {
     using R = Expected<std::unique_ptr<Store>>;
-    const rocksdb::Options o = rocks::options();
-    const auto cfs = rocks::families(o);
+    const auto cfs = rocks::families(rocks::options(path, false));
     if (read_only && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
       const bool folder = std::filesystem::is_directory(path);
       return R::failure(
@@ -74,12 +83,23 @@ class RocksStore : public Store {
                             path + "`)"
                       : "no such store (a folder made by `kevolve run`; the [store] path of its config)"));
     }
+    if (!read_only && std::filesystem::is_directory(path)) {
+      struct statvfs fs {};
+      const bool ro_media = statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY);
+      if (ro_media || access(path.c_str(), W_OK) != 0)
+        return R::failure(Errc::io, "store " + path + " cannot be written: " +
+                                        (ro_media ? "its file system is mounted read-only"
+                                                  : std::string("no write permission on the folder")) +
+                                        " (`kevolve report` and `kevolve store verify` read it as it is; make it "
+                                        "writable, then run the same command to continue)");
+    }
     if (!read_only) {
       std::error_code ec;
       std::filesystem::create_directories(
           std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
     }
     const uint64_t confirmed = rocks::read_confirmed(path);  // before opening: a writer may go on
+    const rocksdb::Options o = rocks::options(path, !read_only);
     auto s = std::make_unique<RocksStore>();
     s->path_ = path;
     s->read_only_ = read_only;
@@ -90,9 +110,7 @@ class RocksStore : public Store {
       s->handles_.clear();
       const bool locked = st.ToString().find("lock") != std::string::npos;
       if (st.IsCorruption())
-        return R::failure(Errc::corrupt, "store " + path + " is damaged: " + st.ToString() +
-                                             " (nothing was changed; `kevolve store repair " + path +
-                                             "` recovers what can be read and reports what was lost)");
+        return R::failure(Errc::corrupt, damaged(path, st));
       return R::failure(
           locked ? Errc::busy : Errc::io,
           "store " + path + ": " + st.ToString() + (locked ? " (is another kevolve run using this store?)" : ""));
@@ -107,6 +125,16 @@ class RocksStore : public Store {
                                            "was changed; `kevolve store repair " +
                                            path + "` recovers what can be read and reports what was lost");
     }
+    // A writer goes on only from a store whose every table block reads back: damage in a table a resume
+    // would not read (the artifacts of scored nodes) is named here, not found later or never. The cost is
+    // one sequential read of the table files.
+    if (!read_only)
+      if (const rocksdb::Status v = s->db_->VerifyChecksum(); !v.ok()) {
+        for (auto* h : s->handles_) s->db_->DestroyColumnFamilyHandle(h);
+        s->handles_.clear();
+        s->read_only_ = true;  // nothing flushed on the way out
+        return R::failure(Errc::corrupt, damaged(path, v));
+      }
     if (!read_only) rocks::write_family_ids(path, s->handles_);
     return R(std::unique_ptr<Store>(std::move(s)));
   }
@@ -126,8 +154,14 @@ class RocksStore : public Store {
       // nothing more, nor to flush at close. The log holds every confirmed write; the same command resumes
       // once space is freed. (Debian's RocksDB 7.8.3 may abort on an assertion inside the failing write
       // itself — docs/benchmarks/durability.md — which is why the reserve stops writes before the disk is full.)
-      failed_ = Status::failure(Errc::io, "store " + path_ + ": a write failed (" + st.ToString() +
-                                              "); nothing more is written; free space, then run the same command");
+      std::error_code ec;
+      const auto space = std::filesystem::space(path_, ec);
+      const std::string free = ec ? "" : std::to_string(space.available >> 20) + " MiB free on its disk now; ";
+      const std::string need = min_free_bytes() > 0 ? "free at least " + std::to_string(min_free_bytes() >> 20) + " MiB"
+                                                    : std::string("free space");
+      failed_ =
+          Status::failure(Errc::io, "store " + path_ + ": a write failed (" + st.ToString() +
+                                        "); nothing more is written; " + free + need + ", then run the same command");
       return failed_;
     }
     rocks::write_confirmed(path_, db_->GetLatestSequenceNumber());
@@ -274,8 +308,43 @@ namespace rocks {
 // One set of options for opening and repairing. A damaged write-ahead log is an error at opening, never
 // a silent cut: only a record torn by a crash in the middle of its write (the last one) is dropped. Logs
 // are tracked in the MANIFEST, so a log that was synced and then went missing or shrank is an error too.
-rocksdb::Options options() {
+namespace {
+
+// RocksDB's info log as plain appends to a FILE: a failed write loses that line and nothing else.
+class StoreLog : public rocksdb::Logger {
+ public:
+  explicit StoreLog(std::FILE* f) : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), f_(f) {}
+  ~StoreLog() override {
+    if (f_) std::fclose(f_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    if (!f_) return;
+    std::vfprintf(f_, format, ap);
+    std::fputc('\n', f_);
+    std::fflush(f_);
+    std::clearerr(f_);  // a full disk loses this line; the next one is tried again
+  }
+
+ private:
+  std::FILE* f_;
+};
+
+std::shared_ptr<rocksdb::Logger> store_log(const std::string& store, bool writer) {
+  if (!writer) return std::make_shared<StoreLog>(nullptr);
+  std::error_code ec;
+  std::filesystem::create_directories(store, ec);
+  const std::string file = store + "/LOG";
+  if (const auto size = std::filesystem::file_size(file, ec); !ec && size > (uint64_t{16} << 20))
+    std::filesystem::rename(file, file + ".old", ec);  // one older log kept, at most 16 MiB each
+  return std::make_shared<StoreLog>(std::fopen(file.c_str(), "ae"));
+}
+
+}  // namespace
+
+rocksdb::Options options(const std::string& store, bool writer) {
   rocksdb::Options o;
+  o.info_log = store_log(store, writer);
   o.create_if_missing = true;
   o.create_missing_column_families = true;
   o.IncreaseParallelism(2);

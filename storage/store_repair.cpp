@@ -59,7 +59,7 @@ int64_t salvage_family(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* h, size_t f
 
 // Opens the store read-only, replaying its log with `mode`, and salvages every family.
 rocksdb::Status salvage(const std::string& path, rocksdb::WALRecoveryMode mode, Records& out, RepairReport& r) {
-  rocksdb::Options o = rocks::options();
+  rocksdb::Options o = rocks::options(path, false);
   o.wal_recovery_mode = mode;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -113,7 +113,7 @@ Status repair_store(const std::string& path, RepairReport* report) {
     for (auto& n : logs.notes) r.notes.push_back(n);
   }
   // 2. RocksDB's repair: a new MANIFEST from the table files that can be read, logs turned into tables.
-  const rocksdb::Options o = rocks::options();
+  const rocksdb::Options o = rocks::options(path, true);
   st = rocksdb::RepairDB(path, o, rocks::families(o));
   if (!st.ok()) return Status::failure(Errc::io, "repair of " + path + ": " + st.ToString());
   // 3. The salvaged records written back (the column families created where the repair lost them).

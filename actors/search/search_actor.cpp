@@ -141,7 +141,12 @@ void commit(Self self) {
             if (!ok) {
               stop(self,
                    "the store refused a write (" + ok.message + "); stopping so that nothing unrecorded is evaluated");
-              for (auto& t : tasks) st.graph.upsert(t.node);  // stay proposed: a resume will dispatch them
+              // Stay proposed, with the children made while this batch was committing: a resume dispatches
+              // them. Nothing more is committed, so nothing may wait for a commit either.
+              for (auto& t : tasks) st.graph.upsert(t.node);
+              for (auto& t : st.uncommitted_tasks) st.graph.upsert(t.node);
+              st.uncommitted_tasks.clear();
+              st.uncommitted = StoreBatch{};
               maybe_finish(self);
               return;
             }

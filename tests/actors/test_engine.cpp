@@ -126,21 +126,17 @@ TEST_CASE("a search whose stored record or nodes cannot be read is refused, not 
   fs::remove_all(dir);
 }
 
-namespace {
-// An operator that reads the scored nodes' sources and reports back on resume, as the LLM operator does.
-class ContextOperator : public NullOperator {
- public:
-  bool needs_context() const override { return true; }
-};
-}  // namespace
-
-TEST_CASE("a resume that needs the artifacts of its nodes stops on an unreadable one and names it", "[engine]") {
+// A table of artifacts no resume reads (the sources of scored nodes) was damaged in silence before: a search
+// whose operator does not read its nodes' sources went on. Now a writer opens only a store whose every table
+// block reads back.
+TEST_CASE("a resume on a store whose artifacts table is damaged is refused at opening naming the table file",
+          "[engine]") {
   const std::string dir =
       (fs::temp_directory_path() / ("kevolve-engine-artifacts-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
   RunConfig c = null_config(dir, 12);
   c.budget.max_evaluations = 12;
-  REQUIRE(run_search(c, gelu(), std::make_shared<ContextOperator>(), {}));
+  REQUIRE(run_search(c, gelu(), std::make_shared<NullOperator>(), {}));
   test::flush_tables(dir);
   // Bytes changed in the middle of the table file that holds the sources (as a failing disk would).
   fs::path sources;
@@ -158,12 +154,12 @@ TEST_CASE("a resume that needs the artifacts of its nodes stops on an unreadable
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
   c.budget.max_evaluations = 20;
-  auto s = run_search(c, gelu(), std::make_shared<ContextOperator>(), {});
+  auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
   REQUIRE_FALSE(s);
   INFO(s.error());
-  CHECK(s.error().find("cannot be resumed") != std::string::npos);
-  CHECK(s.error().find("cannot be read") != std::string::npos);
-  CHECK(s.error().find("kevolve store verify") != std::string::npos);
+  CHECK(s.error().find("is damaged") != std::string::npos);
+  CHECK(s.error().find(sources.filename().string()) != std::string::npos);
+  CHECK(s.error().find("kevolve store repair") != std::string::npos);
   fs::remove_all(dir);
 }
 

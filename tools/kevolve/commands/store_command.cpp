@@ -74,6 +74,17 @@ int repair_store(const std::string& path) {
       if (missing > 0)
         std::cout << "search " << s.id << ": " << missing << " of its " << expected
                   << " node ids have no record (lost)\n";
+      // Every node is stored with its source: a node without one lost it (its score, if any, stays).
+      std::vector<uint64_t> sourceless;
+      for (auto& n : nodes)
+        if (!(*after)->artifact(s.id, n.id, "source")) sourceless.push_back(n.id);
+      if (!sourceless.empty()) {
+        std::cout << "search " << s.id << ": " << sourceless.size() << " of its " << nodes.size()
+                  << " node records lost their source (other artifacts of theirs may be lost too): nodes";
+        for (size_t i = 0; i < sourceless.size() && i < 20; ++i) std::cout << (i ? ", " : " ") << sourceless[i];
+        std::cout << (sourceless.size() > 20 ? ", ..." : "")
+                  << "; a resume marks the unscored ones harness_error [source_lost]\n";
+      }
     }
   }
   std::cout << "a search resumed from this store evaluates again the candidates whose records were lost\n";
