@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
@@ -109,8 +111,7 @@ class RocksStore : public Store {
       s->db_ = nullptr;
       s->handles_.clear();
       const bool locked = st.ToString().find("lock") != std::string::npos;
-      if (st.IsCorruption())
-        return R::failure(Errc::corrupt, damaged(path, st));
+      if (st.IsCorruption()) return R::failure(Errc::corrupt, damaged(path, st));
       return R::failure(
           locked ? Errc::busy : Errc::io,
           "store " + path + ": " + st.ToString() + (locked ? " (is another kevolve run using this store?)" : ""));
@@ -355,6 +356,14 @@ rocksdb::Options options(const std::string& store, bool writer) {
   // (RocksDB's defaults, 64 MiB per family and two while one flushes, held up to ~380 MiB).
   o.write_buffer_size = 16 << 20;
   o.db_write_buffer_size = 48 << 20;
+  // Index and filter blocks live in one 32 MiB block cache instead of beside every open table file, so the
+  // memory of a long search's growing store stays bounded.
+  static const std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(32 << 20);
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  t.cache_index_and_filter_blocks = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   return o;
 }
 

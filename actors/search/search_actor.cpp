@@ -1,5 +1,7 @@
 #include "actors/search/search_actor.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -23,6 +25,7 @@ struct SearchState {
   int64_t since_best = 0;
   double best = 0;
   int64_t in_flight = 0;  // dispatched to node actors, not yet scored
+  uint64_t ticks = 0;     // status ticks (every 250 ms)
   int64_t making = 0;     // proposals at the operator
   int operator_requests = 0;
   int make_failures = 0;               // consecutive proposals that gave no new child
@@ -422,6 +425,9 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
         auto& st = self->state;
         if (st.finished || st.finishing) return;
         push_status(self);
+        // Records the trimmed graph dropped were freed on many threads' malloc arenas; every 2 s the free
+        // pages go back to the system, so the process's resident memory follows the work in flight.
+        if (graph_bounded(st) && ++st.ticks % 8 == 0) malloc_trim(0);
         if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
         self->delayed_send(self, std::chrono::milliseconds(250), atoms::tick_atom::value);
       },

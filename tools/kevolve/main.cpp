@@ -1,6 +1,9 @@
 // kevolve — finds fast, verified compute kernels. This is the command-line entry point.
 // Run `kevolve --help` for the subcommands.
 #include <CLI/CLI.hpp>
+#include <malloc.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -16,6 +19,10 @@
 #include "tools/kevolve/commands/store_command.hpp"
 
 int main(int argc, char** argv) {
+  // Two malloc arenas instead of eight per core: the actor threads free what other threads allocated (a
+  // search's scored records), and many arenas keep those pages. Measured by `kevolve bench engine`
+  // (docs/benchmarks/engine.md). MALLOC_ARENA_MAX set by the user wins.
+  if (!std::getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 2);
   CLI::App app{"kevolve: evolves fast, provably correct compute kernels, checked against PyTorch references"};
   app.require_subcommand(1);
   int exit_code = 0;
