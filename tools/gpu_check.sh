@@ -79,33 +79,7 @@ for t in knowledge/templates/cuda/*/; do
   id=$(cat "$state/ids/$p" 2>/dev/null || echo "cuda-$p")
   if [ -s "$rep" ] && grep -q '"finished":true' "$rep"; then echo "$p: done"; continue; fi
   if [ "$(left)" -le 30 ]; then echo "gpu_check: deadline reached; run again to continue"; break; fi
-  cat > "$state/configs/$p.toml" <<CFG
-[search]
-problem = "$p"
-id = "$id"
-backend = "cuda"
-operator = "template"
-directed = true
-seed = 1
-max_in_flight = 3
-retime_top = 2
-
-[strategy]
-name = "greedy"
-max_children = 4
-
-[budget]
-evaluations = $budget
-no_improvement = $budget
-
-[store]
-path = "$state/store"
-checkpoint_seconds = 60
-
-[eval]
-min_time = 0.2
-arch = "sm_90"
-CFG
+  tools/gpu_search_config.sh "$p" "$id" "$budget" "$state/store" 60 > "$state/configs/$p.toml"
   ns=0; { [ "$nsight" = all ] || [[ ",$nsight," == *",$p,"* ]]; } && ns=1
   KEVOLVE_NSIGHT=$ns timeout --signal=INT "$(left)" $bin/kevolve run "$state/configs/$p.toml" --out "$state/reports/$p" 2>&1 | tail -3
 done

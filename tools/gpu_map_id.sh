@@ -53,33 +53,7 @@ PY
 done
 for problem in $searches; do
 echo "== directed template search of $problem (budget $budget)"
-cat > "$out/search-$problem.toml" <<CFG
-[search]
-problem = "$problem"
-id = "$problem-$(date +%s)"
-backend = "cuda"
-operator = "template"
-directed = true
-seed = 1
-max_in_flight = 3
-retime_top = 2
-
-[strategy]
-name = "greedy"
-max_children = 4
-
-[budget]
-evaluations = $budget
-no_improvement = $budget
-
-[store]
-path = "$out/store"
-checkpoint_seconds = 0
-
-[eval]
-min_time = 0.2
-arch = "sm_90"
-CFG
+tools/gpu_search_config.sh "$problem" "$problem-$(date +%s)" "$budget" "$out/store" 0 > "$out/search-$problem.toml"
 start=$(date +%s.%N)
 KEVOLVE_NSIGHT=0 $bin/kevolve run "$out/search-$problem.toml" --out "$out/report-$problem" > "$out/search-$problem.log" 2>&1
 rc=$?

@@ -75,6 +75,21 @@ void check_clean_stop(int rc, const std::string& out, const std::string& cause) 
   CHECK(out.find("run the same command") != std::string::npos);
 }
 
+// Runs `script` in <dir> inside a mount namespace of its own (root and unshare needed). False, after printing
+// why, when that cannot be done here: the script exits 90 when its mount fails.
+bool in_mount_namespace(const std::string& dir, const std::string& script, const char* what) {
+  if (geteuid() != 0 || shell("unshare -m --propagation private true 2>&1").code != 0) {
+    kevolve::test::say_skipped(std::string(what) + " needs root and a mount namespace (unshare -m) here");
+    return false;
+  }
+  const auto r = shell("cd " + dir + " && unshare -m --propagation private sh -c '" + script + "' 2>&1");
+  if (r.code == 90) {
+    kevolve::test::say_skipped(std::string(what) + ": the mount failed here: " + r.out);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("writes failing mid-search stop it with a message and the same command finishes it", "[durability]") {
@@ -102,10 +117,6 @@ TEST_CASE("a disk that fills mid-search stops it with a message and no abort; th
   // A real full disk: a 1 MiB tmpfs in a mount namespace of its own (needs root and unshare), grown to
   // 512 MiB for the second run. RocksDB's own info log meets the full disk too (Debian's 7.8.3 aborted on
   // its next line after one failed: the store now logs through a writer that cannot fail).
-  if (geteuid() != 0 || shell("unshare -m --propagation private true 2>&1").code != 0) {
-    kevolve::test::say_skipped("a real full disk needs root and a mount namespace (unshare -m) here");
-    return;
-  }
   const std::string dir = make_case("tmpfs");
   const std::string kevolve = std::string(KEVOLVE_BIN_DIR) + "/kevolve";
   const std::string script =
@@ -114,9 +125,7 @@ TEST_CASE("a disk that fills mid-search stops it with a message and no abort; th
       kevolve + " run run.toml > out2.txt 2>&1; echo $? > rc2.txt; " + kevolve +
       " store verify mnt/store > verify.txt 2>&1; echo $? > rc3.txt";
   // The tmpfs goes with the namespace, so the verify runs inside it too.
-  const auto r = shell("cd " + dir + " && unshare -m --propagation private sh -c '" + script + "' 2>&1");
-  if (r.code == 90) {
-    kevolve::test::say_skipped("cannot mount a tmpfs here: " + r.out);
+  if (!in_mount_namespace(dir, script, "a real full disk")) {
     fs::remove_all(dir);
     return;
   }
@@ -135,10 +144,6 @@ TEST_CASE("a disk that fills mid-search stops it with a message and no abort; th
 }
 
 TEST_CASE("a store on read-only media refuses to continue with a message and is still reported", "[durability]") {
-  if (geteuid() != 0 || shell("unshare -m --propagation private true 2>&1").code != 0) {
-    kevolve::test::say_skipped("a read-only mount needs root and a mount namespace (unshare -m) here");
-    return;
-  }
   const std::string dir = make_case("readonly");
   const std::string kevolve = std::string(KEVOLVE_BIN_DIR) + "/kevolve";
   // A finished search of kBudget nodes, then the same command with a larger budget on the store mounted
@@ -150,9 +155,7 @@ TEST_CASE("a store on read-only media refuses to continue with a message and is 
   const std::string script = "mount --bind mnt mnt && mount -o remount,bind,ro mnt || exit 90; " + kevolve +
                              " run run.toml > run.txt 2>&1; echo $? > rc1.txt; " + kevolve +
                              " report run.toml --out rep > report.txt 2>&1; echo $? > rc2.txt";
-  const auto r = shell("cd " + dir + " && unshare -m --propagation private sh -c '" + script + "' 2>&1");
-  if (r.code == 90) {
-    kevolve::test::say_skipped("cannot remount read-only here: " + r.out);
+  if (!in_mount_namespace(dir, script, "a read-only mount")) {
     fs::remove_all(dir);
     return;
   }

@@ -44,15 +44,21 @@ inline cuda::CudaBackend& cuda_backend() {
   return b;
 }
 
-inline EvalResult cuda_eval_file(const std::string& spec_rel, const std::string& candidate_rel,
-                                 EvalOptions o = quick_options()) {
+// Evaluates CUDA `source` against the problem at `spec_rel` (relative to the source tree).
+inline EvalResult cuda_eval_source(const std::string& spec_rel, const std::string& source,
+                                   EvalOptions o = quick_options()) {
   auto spec = load_problem(source_path(spec_rel));
   if (!spec) throw std::runtime_error(spec.error());
   Candidate c;
   c.language = "cuda";
-  c.source = read_file(source_path(candidate_rel));
+  c.source = source;
   c.entry = spec->entry;
   return cuda_backend().evaluate_source(*spec, c, o);
+}
+
+inline EvalResult cuda_eval_file(const std::string& spec_rel, const std::string& candidate_rel,
+                                 EvalOptions o = quick_options()) {
+  return cuda_eval_source(spec_rel, read_file(source_path(candidate_rel)), o);
 }
 
 }  // namespace kevolve::test

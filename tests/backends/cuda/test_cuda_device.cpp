@@ -9,6 +9,7 @@
 
 using namespace kevolve;
 using kevolve::test::cuda_eval_file;
+using kevolve::test::cuda_eval_source;
 using kevolve::test::skip_without_gpu;
 
 namespace {
@@ -158,16 +159,10 @@ TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU be
   auto src = t->render(p);
   REQUIRE(src);
   CHECK(src->find("@kevolve") == std::string::npos);  // host code: built by nvcc, no launch lines
-  auto spec = load_problem(test::source_path("problems/core/map_id/problem.toml"));
-  REQUIRE(spec);
   // The problem's keys fit the compact layout; the wide one (any int64 keys) is forced by its macro.
   for (const std::string prefix : {"", "#define KV_HASH_COMPACT 0\n"}) {
     INFO(prefix);
-    Candidate c;
-    c.language = "cuda";
-    c.source = prefix + *src;
-    c.entry = spec->entry;
-    const EvalResult r = test::cuda_backend().evaluate_source(*spec, c, test::quick_options());
+    const EvalResult r = cuda_eval_source("problems/core/map_id/problem.toml", prefix + *src);
     INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
                                << r.compile_log << "\n"
                                << r.runner_log);

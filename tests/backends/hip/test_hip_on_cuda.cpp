@@ -13,13 +13,7 @@ TEST_CASE("every HIP template at its defaults is correct on the GPU as CUDA", "[
   if (test::skip_without_gpu("HIP templates through the CUDA interpreter")) return;
   for (auto& p : test::hip_template_points("amd-cdna2", false)) {
     INFO(p.problem << " (HIP template at its defaults, built as CUDA)");
-    auto spec = load_problem(test::source_path("problems/core/" + p.problem + "/problem.toml"));
-    REQUIRE(spec);
-    Candidate c;
-    c.language = "cuda";
-    c.source = p.source;
-    c.entry = spec->entry;
-    const EvalResult r = test::cuda_backend().evaluate_source(*spec, c, test::quick_options());
+    const EvalResult r = test::cuda_eval_source("problems/core/" + p.problem + "/problem.toml", p.source);
     INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
                                << r.compile_log << "\n"
                                << r.runner_log);
