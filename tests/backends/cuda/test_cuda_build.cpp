@@ -87,11 +87,11 @@ TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or
     CHECK(b.build.artifact.substr(b.build.artifact.size() - 6) == ".cubin");
     CHECK(std::filesystem::exists(b.build.artifact + ".launch"));
     INFO("build log: " << b.build.log.substr(0, 2000));
-    // Real machine code and its resource report, from the cubin itself (cuobjdump): NVRTC's own ptxas
-    // lines ("Used N registers") are not always in its log (NVRTC 13.0 on the H200 machine leaves them out
-    // of some compiles).
+    // Real machine code and its register count: from NVRTC's ptxas lines ("Used N registers"), which NVRTC
+    // 13.0 on the H200 machine leaves out of some logs, or from the cubin's resource line (cuobjdump's
+    // "REG:", which older cuobjdumps do not print).
     CHECK(b.build.log.find("== SASS (sm_90) ==") != std::string::npos);
-    CHECK(b.build.log.find("REG:") != std::string::npos);
+    CHECK((b.build.log.find("Used ") != std::string::npos || b.build.log.find("REG:") != std::string::npos));
   }
   remove_build_dir(b.dir);
 
