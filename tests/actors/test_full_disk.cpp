@@ -112,7 +112,7 @@ TEST_CASE("writes failing mid-search stop it with a message and the same command
   fs::remove_all(dir);
 }
 
-TEST_CASE("a disk that fills mid-search stops it with a message and no abort; the same command finishes it",
+TEST_CASE("a disk that fills mid-search stops it with a message and no abort and the same command finishes it",
           "[durability]") {
   // A real full disk: a 1 MiB tmpfs in a mount namespace of its own (needs root and unshare), grown to
   // 512 MiB for the second run. RocksDB's own info log meets the full disk too (Debian's 7.8.3 aborted on

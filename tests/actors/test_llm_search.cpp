@@ -390,7 +390,7 @@ TEST_CASE("kevolve run: a quota error ends the run with a non-zero status, the m
 }
 
 TEST_CASE(
-    "kevolve run: a model that only repeats the search's kernel ends the search with status 0 and says so; "
+    "kevolve run: a model that only repeats the search's kernel ends the search with status 0 and says so and "
     "kevolve inspect --journal shows every request and reply",
     "[llm][cli]") {
   Server server;

@@ -144,7 +144,8 @@ TEST_CASE("resource use is read from real code objects, ELF or offload bundle", 
   CHECK(ks->at(0).target.find("gfx1030") != std::string::npos);
 }
 
-TEST_CASE("a kernel that spills or exceeds LDS is refused before any run; occupancy per launch", "[hip][code_object]") {
+TEST_CASE("a kernel that spills or exceeds LDS is refused before any run and occupancy per launch",
+          "[hip][code_object]") {
   auto t = kevolve::hip::target_limits("gfx90a");
   REQUIRE(t);
   CHECK_FALSE(kevolve::hip::target_limits("gfx1100"));  // not in the table: said so

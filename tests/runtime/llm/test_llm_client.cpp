@@ -221,7 +221,7 @@ TEST_CASE("HTTPS: the certificate is verified, against a private CA when ca_file
 
 // ---- Error classes: permanent errors stop at once, transient ones are retried with one shared back-off ----
 
-TEST_CASE("a permanent error (401) is one request; the client then refuses without sending", "[llm][errors]") {
+TEST_CASE("a permanent error (401) is one request and the client then refuses without sending", "[llm][errors]") {
   Server s;
   s.push({401, Server::openai_error("Incorrect API key provided: sk-test-secret-42.", "invalid_request_error",
                                     "invalid_api_key")});
@@ -253,7 +253,7 @@ TEST_CASE("400 invalid request, 403 and 404 are permanent and name the provider'
   }
 }
 
-TEST_CASE("quota and spend-limit 429s are permanent; a rate-limit 429 is retried", "[llm][errors]") {
+TEST_CASE("quota and spend-limit 429s are permanent and a rate-limit 429 is retried", "[llm][errors]") {
   Server s;
   s.push({429, Server::openai_error("You exceeded your current quota, please check your plan and billing details.",
                                     "insufficient_quota", "insufficient_quota")});
@@ -286,7 +286,7 @@ TEST_CASE("quota and spend-limit 429s are permanent; a rate-limit 429 is retried
   CHECK(cl->permanent_error().empty());
 }
 
-TEST_CASE("408, 409 and 529 are retried; 5xx too", "[llm][errors]") {
+TEST_CASE("408, 409 and 529 are retried and 5xx too", "[llm][errors]") {
   Server s;
   s.push({408, "{\"error\":\"request timeout\"}"});
   s.push({409, "{\"error\":\"conflict\"}"});

@@ -30,7 +30,7 @@ TEST_CASE("a helper block before the kernel block is joined to it, after the ker
   CHECK(unused.code == kKernel);
 }
 
-TEST_CASE("a test program with main() after the kernel is dropped; a main() inside the kernel's block is cut",
+TEST_CASE("a test program with main() after the kernel is dropped and a main() inside the kernel's block is cut",
           "[reply]") {
   const std::string harness =
       "#include <cstdio>\nint main() {\n  kv_args a{};\n  kevolve_kernel(&a);\n  std::puts(\"ok\");\n}\n";
@@ -52,7 +52,7 @@ TEST_CASE("reasoning is removed: <think> sections, an unclosed one, a closing ta
   CHECK(strip_thinking("<thinking>x</thinking>answer") == "answer");
 }
 
-TEST_CASE("a final diff beats an earlier full-source draft; a full source after a diff wins", "[reply]") {
+TEST_CASE("a final diff beats an earlier full-source draft and a full source after a diff wins", "[reply]") {
   const std::string diff = "```diff\n@@ -1,1 +1,1 @@\n-// a\n+// b\n```\n";
   const ReplyCode r = read_reply("Draft:\n```cpp\n" + kKernel + "```\nAs a diff instead:\n" + diff);
   CHECK(r.diff_final);
@@ -63,7 +63,7 @@ TEST_CASE("a final diff beats an earlier full-source draft; a full source after 
   CHECK(later.code == kKernel);
 }
 
-TEST_CASE("a call of kevolve_kernel does not define it; a cut block is no block", "[reply]") {
+TEST_CASE("a call of kevolve_kernel does not define it and a cut block is no block", "[reply]") {
   CHECK_FALSE(defines_entry("int main() { kevolve_kernel(&a); }"));
   CHECK(defines_entry("extern \"C\" int kevolve_kernel(const kv_args* a) {"));
   CHECK(defines_entry("// @kevolve kernel softmax\n"));

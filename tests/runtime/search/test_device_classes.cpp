@@ -22,7 +22,7 @@ NodeRecord scored(uint64_t id, const std::string& cls, EvalStatus s, double fitn
 
 }  // namespace
 
-TEST_CASE("each device class keeps its own counts and best; failed builds belong to none", "[search]") {
+TEST_CASE("each device class keeps its own counts and best and failed builds belong to none", "[search]") {
   const std::string h100 = "cuda:sm_90 NVIDIA H100 80GB HBM3", h200 = "cuda:sm_90 NVIDIA H200";
   std::vector<NodeRecord> nodes{
       scored(1, h200, EvalStatus::ok, 1.4, 0.20),  scored(2, h100, EvalStatus::ok, 2.1, 0.31),
