@@ -153,8 +153,8 @@ class RocksStore : public Store {
     if (!st.ok()) {
       // Fail-stop: after a failed write (a full disk: the reserve was not enough) RocksDB is asked to write
       // nothing more, nor to flush at close. The log holds every confirmed write; the same command resumes
-      // once space is freed. (Debian's RocksDB 7.8.3 may abort on an assertion inside the failing write
-      // itself — docs/benchmarks/durability.md — which is why the reserve stops writes before the disk is full.)
+      // once space is freed. (Debian's RocksDB 7.8.3 aborted on the info-log line after a failed one: the
+      // store logs through its own writer, see options(); docs/benchmarks/durability.md.)
       std::error_code ec;
       const auto space = std::filesystem::space(path_, ec);
       const std::string free = ec ? "" : std::to_string(space.available >> 20) + " MiB free on its disk now; ";
@@ -306,9 +306,6 @@ uint64_t min_free_bytes() {
 
 namespace rocks {
 
-// One set of options for opening and repairing. A damaged write-ahead log is an error at opening, never
-// a silent cut: only a record torn by a crash in the middle of its write (the last one) is dropped. Logs
-// are tracked in the MANIFEST, so a log that was synced and then went missing or shrank is an error too.
 namespace {
 
 // RocksDB's info log as plain appends to a FILE: a failed write loses that line and nothing else.
@@ -343,6 +340,9 @@ std::shared_ptr<rocksdb::Logger> store_log(const std::string& store, bool writer
 
 }  // namespace
 
+// One set of options for opening and repairing. A damaged write-ahead log is an error at opening, never
+// a silent cut: only a record torn by a crash in the middle of its write (the last one) is dropped. Logs
+// are tracked in the MANIFEST, so a log that was synced and then went missing or shrank is an error too.
 rocksdb::Options options(const std::string& store, bool writer) {
   rocksdb::Options o;
   o.info_log = store_log(store, writer);
