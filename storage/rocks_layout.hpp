@@ -17,7 +17,7 @@ enum Family : size_t { kDefault = 0, kSearches = 1, kNodes = 2, kArtifacts = 3 }
 // `store`: the store's folder; `writer`: the opening writes (a run, a repair). A writer's RocksDB log goes
 // to <store>/LOG through kevolve's own logger, which never fails: RocksDB's writes its lines through the
 // same file writer as the data, and Debian's 7.8.3 aborts on the next line after one failed on a full disk.
-// A reader logs nothing (RocksDB's own would rename the running writer's LOG away, or fail on read-only media).
+// A reader logs nothing.
 rocksdb::Options options(const std::string& store, bool writer);
 std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o);
 
