@@ -11,6 +11,11 @@ EvolutionaryStrategy::Island& EvolutionaryStrategy::island(int32_t i) {
   return islands_[k];
 }
 
+const EvolutionaryStrategy::Island* EvolutionaryStrategy::find_island(int32_t i) const {
+  const size_t k = static_cast<size_t>(std::max(0, i));
+  return k < islands_.size() ? &islands_[k] : nullptr;
+}
+
 void EvolutionaryStrategy::init(const SearchGraph& g) {
   islands_.clear();
   members_.clear();
@@ -32,9 +37,9 @@ void EvolutionaryStrategy::observe(const SearchGraph&, const NodeRecord& node) {
 
 std::vector<const NodeRecord*> EvolutionaryStrategy::population(const SearchGraph& g, int32_t island) const {
   std::vector<const NodeRecord*> pop;
-  const size_t k = static_cast<size_t>(std::max(0, island));
-  if (k >= islands_.size()) return pop;
-  for (auto& [f, id] : islands_[k].best)
+  const Island* is = find_island(island);
+  if (!is) return pop;
+  for (auto& [f, id] : is->best)
     if (const NodeRecord* n = g.find(id)) pop.push_back(n);
   return pop;
 }
@@ -71,7 +76,8 @@ std::vector<Proposal> EvolutionaryStrategy::propose(const SearchGraph& g, size_t
       out.push_back({Operation::migrate, {*overall}, island});
       continue;
     }
-    const size_t born = island < static_cast<int32_t>(islands_.size()) ? islands_[static_cast<size_t>(island)].born : 0;
+    const Island* is = find_island(island);
+    const size_t born = is ? is->born : 0;
     const size_t generation = born / static_cast<size_t>(c_.population);
     const int32_t neighbour = (island + c_.islands - 1) % c_.islands;
     if (c_.islands > 1 && generation > 0 && generation % static_cast<size_t>(c_.migration_interval) == 0 &&

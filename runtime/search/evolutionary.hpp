@@ -31,6 +31,7 @@ class EvolutionaryStrategy : public Strategy {
     size_t born = 0;                             // its scored nodes
   };
   Island& island(int32_t i);
+  const Island* find_island(int32_t i) const;  // nullptr before the island's first scored node
   const NodeRecord* select(const std::vector<const NodeRecord*>& pop, Rng& rng) const;
   StrategyConfig c_;
   std::vector<Island> islands_;

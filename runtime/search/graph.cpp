@@ -149,20 +149,17 @@ bool HashSet64::insert(uint64_t h) {
     std::vector<uint64_t> old(std::max<size_t>(64, slots_.size() * 2), 0);
     old.swap(slots_);
     for (uint64_t k : old)
-      if (k != 0)
-        for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1))
-          if (slots_[i] == 0) {
-            slots_[i] = k;
-            break;
-          }
+      if (k != 0) place(k);
   }
-  const uint64_t k = key(h);
-  for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1))
-    if (slots_[i] == 0) {
-      slots_[i] = k;
-      ++size_;
-      return true;
-    }
+  place(key(h));
+  ++size_;
+  return true;
+}
+
+void HashSet64::place(uint64_t k) {
+  size_t i = k & (slots_.size() - 1);
+  while (slots_[i] != 0) i = (i + 1) & (slots_.size() - 1);
+  slots_[i] = k;
 }
 
 bool HashSet64::contains(uint64_t h) const {

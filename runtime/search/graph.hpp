@@ -22,6 +22,7 @@ class HashSet64 {
 
  private:
   static uint64_t key(uint64_t h) { return h == 0 ? 1 : h; }  // 0 marks an empty slot (0 and 1 are one key)
+  void place(uint64_t k);  // into the first empty slot of k's probe run (there is one: the load stays < 0.7)
   std::vector<uint64_t> slots_;
   size_t size_ = 0;
 };
