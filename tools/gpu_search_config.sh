@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the config of one offline CUDA search as the GPU scripts run it (tools/gpu_check.sh,
-# tools/gpu_map_id.sh): template operator, directed, greedy, 3 in flight, the best 2 re-timed, min_time 0.2 s.
+# tools/gpu_template_points.sh): template operator, directed, greedy, 3 in flight, the best 2 re-timed, min_time 0.2 s.
 # Usage: tools/gpu_search_config.sh PROBLEM ID BUDGET STORE CHECKPOINT_SECONDS
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 PROBLEM ID BUDGET STORE CHECKPOINT_SECONDS" >&2; exit 2; }

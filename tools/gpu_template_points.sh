@@ -1,43 +1,45 @@
 #!/usr/bin/env bash
-# map_id's algorithms on the GPU node, side by side: each point of the CUDA template given here is rendered
-# (`kevolve kb template --set`) and evaluated by `kevolve eval --backend cuda --json` (the libtorch reference
-# timed by the same evaluator in the same call); then one directed template search of map_id (greedy,
-# budget evaluations), whose best is re-timed by the search itself. Prints one line per point and the
-# search's last lines and its rate; everything it writes goes to the output folder (default gpu-map-id).
-# Usage: tools/gpu_map_id.sh [--out DIR] [--budget N] [--points "search:threads:ipt:smem[:MACRO=V,...] ..."]
-#                          [--searches "problem ..."]
-#   (search hash-wide: the hash search with the wide slot layout forced; MACRO=V: #defines put first; --searches: the problems searched
-#   after the points, default map_id, each timed from start to report)
+# Template points and searches on the GPU node, side by side: each point (a CUDA template with its parameters
+# set) is rendered (`kevolve kb template --set`) and evaluated by `kevolve eval --backend cuda --json` (the
+# libtorch reference timed by the same evaluator in the same call); then one directed template search per
+# problem named in --searches (greedy, budget evaluations), whose best is re-timed by the search itself.
+# Prints one line per point, and each search's last lines and its rate; everything it writes goes to the
+# output folder (default gpu-points).
+# Usage: tools/gpu_template_points.sh [--out DIR] [--budget N] [--points "PROBLEM:k=v,k=v[:MACRO=V,...] ..."]
+#                                   [--searches "problem ..."]
+#   PROBLEM:k=v,...: the template's parameters set (the others at their defaults); MACRO=V: #defines put
+#   first (a template's tuning macros, e.g. map_id's KV_HASH_COMPACT=0); --searches: the problems searched
+#   after the points (default none), each timed from start to report.
 # Needs the node bundle (tools/bundle_node.sh, dist/kevolve-node); builds the CUDA worker when it is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=gpu-map-id budget=16 searches=map_id
-points="interpolation:256:1:0 hash-wide:256:1:0 hash:256:1:0 hash:256:2:0 hash:512:1:0"
+out=gpu-points budget=16 searches="" points=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
     --searches) searches=$2; shift 2 ;;
-    *) echo "gpu_map_id: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+    *) echo "gpu_template_points: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
 bin=dist/kevolve-node/bin
-[ -x $bin/kevolve ] || { echo "gpu_map_id: no node bundle in dist/kevolve-node: run tools/bundle_node.sh" >&2; exit 2; }
+[ -x $bin/kevolve ] || { echo "gpu_template_points: no node bundle in dist/kevolve-node: run tools/bundle_node.sh" >&2; exit 2; }
 [ -x $bin/kevolve-cuda-eval ] || tools/build_cuda_worker.sh "$bin" || exit 1
 export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval KEVOLVE_TEST_SOURCE_DIR=$PWD
 mkdir -p "$out/points"
-echo "== map_id points (kevolve eval --backend cuda; candidate and reference in one call)"
+[ -n "$points" ] && echo "== template points (kevolve eval --backend cuda; candidate and reference in one call)"
 for p in $points; do
-  IFS=: read -r search threads ipt smem defines <<< "$p"
-  name="$search-t$threads-i$ipt-s$smem${defines:+-$defines}"
-  prefix=""  # hash-wide: the hash search with its wide slot layout forced (KV_HASH_COMPACT 0)
-  [ "$search" = hash-wide ] && { search=hash; prefix="#define KV_HASH_COMPACT 0"; }
-  for d in ${defines//,/ }; do prefix+=$'\n'"#define ${d%%=*} ${d#*=}"; done
-  { [ -n "$prefix" ] && echo "$prefix"
-    $bin/kevolve kb template map_id --knowledge knowledge --hardware nvidia-hopper --set "search=$search" \
-      --set "threads=$threads" --set "ipt=$ipt" --set "smem=$smem"; } > "$out/points/$name.cu" || exit 1
-  $bin/kevolve eval --backend cuda --problem map_id -c "$out/points/$name.cu" --json \
+  IFS=: read -r problem sets defines <<< "$p"
+  name="$problem-${sets//[=,]/-}${defines:+-${defines//[=,]/-}}"
+  prefix=""
+  for d in ${defines//,/ }; do prefix+="#define ${d%%=*} ${d#*=}"$'\n'; done
+  args=()
+  for kv in ${sets//,/ }; do args+=(--set "$kv"); done
+  { printf '%b' "$prefix"
+    $bin/kevolve kb template "$problem" --knowledge knowledge --hardware nvidia-hopper "${args[@]}"; } \
+    > "$out/points/$name.cu" || { echo "$name: the template did not render"; continue; }
+  $bin/kevolve eval --backend cuda --problem "$problem" -c "$out/points/$name.cu" --json \
     > "$out/points/$name.json" 2> "$out/points/$name.log"
   python3 - "$out/points/$name.json" "$name" <<'PY'
 import json, sys
