@@ -350,6 +350,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
     st.graph.upsert(n);
     st.known_unsent.push_back(n.id);
   }
+  std::vector<NodeRecord>().swap(st.s.nodes);  // the graph holds them now; kept, they would outlive the load
   st.scored_at_start = static_cast<int64_t>(st.graph.scored());
   st.paused = st.s.record.paused;  // a pause from the console outlives a restart
   st.strategy->init(st.graph);

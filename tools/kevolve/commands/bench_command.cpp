@@ -25,17 +25,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int64_t rss_kb() {
+// A field of /proc/self/status in kB: VmRSS (resident now) or VmHWM (the highest resident so far).
+int64_t status_kb(const char* field) {
   std::ifstream s("/proc/self/status");
   std::string line;
+  const std::string key = std::string(field) + ":";
   while (std::getline(s, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+    if (line.rfind(key, 0) == 0) return std::stoll(line.substr(key.size()));
   return 0;
 }
+int64_t rss_kb() { return status_kb("VmRSS"); }
 
 struct Measure {
   double seconds = 0, rate = 0;
   int64_t evaluated = 0, peak_in_flight = 0, rss_start_kb = 0, rss_peak_kb = 0;
+  int64_t hwm_kb = 0;  // the process's highest RSS (VmHWM), transient peaks between progress reports included
   bool ok = false;
 };
 
@@ -75,6 +79,7 @@ Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candi
     m.ok = static_cast<bool>(s);
     m.evaluated = s ? s->evaluated : 0;
     m.rate = m.seconds > 0 ? static_cast<double>(m.evaluated) / m.seconds : 0;
+    m.hwm_kb = status_kb("VmHWM");
     if (write(p[1], &m, sizeof m) != sizeof m) _exit(1);
     _exit(0);
   }
@@ -86,7 +91,9 @@ Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candi
   return m;
 }
 
-int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::string& serve) {
+// measured_only: the measured run alone (no 100-in-flight run, so no bytes per in flight, and no resume step,
+// which reads every node into one graph): for sizes where those would take longer than the run itself.
+int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::string& serve, bool measured_only) {
   std::optional<dashboard::ServerOptions> dash;
   if (!serve.empty()) {
     auto addr = parse_host_port(serve, true);
@@ -119,12 +126,16 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
   if (!as_json)
     std::cerr << "kevolve: " << candidates << " candidates through the actor pipeline with up to " << in_flight
               << " in flight (null backend, RocksDB store in " << dir << ")...\n";
-  const Measure small = measure(*spec, dir + "/small", candidates, 100);
+  const Measure small = measured_only ? Measure{} : measure(*spec, dir + "/small", candidates, 100);
   const Measure big = measure(*spec, dir + "/big", candidates, in_flight, dash ? &*dash : nullptr);
+  // The engine's own resume: the same search, its budget raised by 1 % (at least 100), continues from the
+  // finished store in a fresh process (load_search, then the search actor rebuilds its graph and strategy).
+  const int64_t more = std::max<int64_t>(100, candidates / 100);
+  const Measure resumed = measured_only ? Measure{} : measure(*spec, dir + "/big", candidates + more, in_flight);
   // Resume: reopen the finished store and rebuild the graph and the strategy's state from it.
   const auto t0 = std::chrono::steady_clock::now();
   int64_t loaded = 0;
-  {
+  if (!measured_only) {
     auto store = Store::open(dir + "/big");
     if (store) {
       SearchGraph g;
@@ -140,12 +151,12 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
   std::error_code ec;
   fs::remove_all(dir, ec);
   const double per_flight =
-      big.peak_in_flight > small.peak_in_flight
+      !measured_only && big.peak_in_flight > small.peak_in_flight
           ? 1024.0 *
                 static_cast<double>((big.rss_peak_kb - big.rss_start_kb) - (small.rss_peak_kb - small.rss_start_kb)) /
                 static_cast<double>(big.peak_in_flight - small.peak_in_flight)
           : 0;
-  if (!big.ok || !small.ok) {
+  if (!big.ok || (!measured_only && (!small.ok || !resumed.ok))) {
     std::cerr << "kevolve bench engine: a run failed\n";
     return 1;
   }
@@ -154,17 +165,29 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
               << ",\"candidates_per_s\":" << json::number(big.rate) << ",\"peak_in_flight\":" << big.peak_in_flight
               << ",\"bytes_per_in_flight\":" << json::number(per_flight) << ",\"peak_rss_kb\":" << big.rss_peak_kb
               << ",\"small_run_candidates_per_s\":" << json::number(small.rate) << ",\"resume_nodes\":" << loaded
-              << ",\"resume_s\":" << json::number(resume_s) << "}\n";
+              << ",\"resume_s\":" << json::number(resume_s) << ",\"resumed_run_evaluated\":" << resumed.evaluated
+              << ",\"resumed_run_seconds\":" << json::number(resumed.seconds)
+              << ",\"resumed_run_peak_rss_kb\":" << resumed.rss_peak_kb << ",\"resumed_run_hwm_kb\":" << resumed.hwm_kb
+              << ",\"hwm_kb\":" << big.hwm_kb << "}\n";
   } else {
     std::printf("candidates/s:            %.0f (%lld candidates in %.2f s, up to %d in flight)\n", big.rate,
                 static_cast<long long>(big.evaluated), big.seconds, in_flight);
-    std::printf("candidates/s, 100 in flight: %.0f\n", small.rate);
+    if (!measured_only) std::printf("candidates/s, 100 in flight: %.0f\n", small.rate);
     std::printf("peak in flight (sampled): %lld\n", static_cast<long long>(big.peak_in_flight));
-    std::printf("memory per in flight:    %.0f bytes (peak RSS growth, %d vs 100 in flight)\n", per_flight, in_flight);
+    if (!measured_only)
+      std::printf("memory per in flight:    %.0f bytes (peak RSS growth, %d vs 100 in flight)\n", per_flight,
+                  in_flight);
     std::printf("peak RSS of the search:  %.1f MiB (sampled with each progress report, %d in flight)\n",
                 static_cast<double>(big.rss_peak_kb) / 1024, in_flight);
-    std::printf("resume %lld nodes:       %.3f s (reopen store, read every node, rebuild graph and strategy)\n",
-                static_cast<long long>(loaded), resume_s);
+    if (!measured_only)
+      std::printf("resume %lld nodes:       %.3f s (reopen store, read every node, rebuild graph and strategy)\n",
+                  static_cast<long long>(loaded), resume_s);
+    if (!measured_only)
+      std::printf(
+          "resumed run:             %lld evaluated in %.2f s (the search continued for %lld more), peak RSS "
+          "%.1f MiB sampled, %.1f MiB highest (VmHWM, the load included)\n",
+          static_cast<long long>(resumed.evaluated), resumed.seconds, static_cast<long long>(more),
+          static_cast<double>(resumed.rss_peak_kb) / 1024, static_cast<double>(resumed.hwm_kb) / 1024);
   }
   return 0;
 }
@@ -190,7 +213,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   engine->add_option("--serve", *serve,
                      "Serve the web dashboard on 127.0.0.1:PORT during the measured run (port 0: any free port; "
                      "the token comes from $KEVOLVE_DASHBOARD_TOKEN), to measure the engine with pages open");
-  engine->callback([=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json, *serve); });
+  auto measured_only = std::make_shared<bool>(false);
+  engine->add_flag("--measured-only", *measured_only,
+                   "Only the measured run: no 100-in-flight run (bytes_per_in_flight and small_run_candidates_per_s "
+                   "print 0) and no resume step (resume_nodes prints 0); for the largest sizes");
+  engine->callback(
+      [=, &exit_code] { exit_code = bench_engine(*candidates, *in_flight, *as_json, *serve, *measured_only); });
   add_directed_bench(*bench, exit_code);
 }
 
