@@ -25,7 +25,13 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
           auto [at, fresh] = self->state.graphs.try_emplace(q.search);
           SearchGraph& g = at->second;
           if (fresh) g.retain(self->state.op->history_window());
-          for (auto& n : q.known) g.upsert(n);
+          // A resumed search's first request carries every stored node: trimmed as they come, the graph
+          // never holds more than its window (their parameter hashes stay for has_params()).
+          const size_t window = self->state.op->history_window();
+          for (size_t i = 0; i < q.known.size(); ++i) {
+            g.upsert(q.known[i]);
+            if (window > 0 && (i + 1) % window == 0) g.trim();
+          }
           for (auto& p : q.parents) g.upsert(p);
         }
         // One child per request; operators that block (LLM calls) run up to concurrency() at once.

@@ -346,11 +346,14 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
     std::cerr << "kevolve: search " << st.s.record.id
               << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
                  "resume will not choose the same parents)\n";
+  // The loaded records go into the graph in the store's order, each emptied once the graph holds its copy
+  // (kept, they would outlive the load).
   for (auto& n : st.s.nodes) {
     st.graph.upsert(n);
     st.known_unsent.push_back(n.id);
+    n = NodeRecord{};
   }
-  std::vector<NodeRecord>().swap(st.s.nodes);  // the graph holds them now; kept, they would outlive the load
+  std::vector<NodeRecord>().swap(st.s.nodes);
   st.scored_at_start = static_cast<int64_t>(st.graph.scored());
   st.paused = st.s.record.paused;  // a pause from the console outlives a restart
   st.strategy->init(st.graph);
