@@ -119,8 +119,19 @@ def evaluate(a):
         res["message"] = "cannot read the candidate: %s" % e
         return res
     res["label"] = label_of(source)
+    fresh = dict(res)
     with ph("load"):
         _prepare(a, res, on, ph, source, stem)
+    if res["status"] == "rejected" and res["reason"] == "timer":
+        # The outside clock also counts time the runner spent waiting for a CPU that other processes held, so a
+        # loaded machine can make honest times disagree with it. The refusal stands only if a second, complete
+        # evaluation (a fresh runner) disagrees too; an evaluation that agrees was timed honestly.
+        first = res["message"]
+        res = dict(fresh)
+        with ph("load"):
+            _prepare(a, res, on, ph, source, stem)
+        if res["status"] == "rejected" and res["reason"] == "timer":
+            res["message"] += " (in two complete evaluations; the first: %s)" % first
     res["phases"] = ph.report()
     return res
 
