@@ -1,5 +1,8 @@
 #include "storage/store.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "runtime/records/field_codec.hpp"
 
 #include <sys/statvfs.h>
@@ -100,31 +103,43 @@ class RocksStore : public Store {
       std::filesystem::create_directories(
           std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path(), ec);
     }
-    const uint64_t confirmed = rocks::read_confirmed(path);  // before opening: a writer may go on
-    const rocksdb::Options o = rocks::options(path, !read_only);
-    auto s = std::make_unique<RocksStore>();
-    s->path_ = path;
-    s->read_only_ = read_only;
-    rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
-                                   : rocksdb::DB::Open(o, path, cfs, &s->handles_, &s->db_);
-    if (!st.ok()) {
-      s->db_ = nullptr;
-      s->handles_.clear();
-      const bool locked = st.ToString().find("lock") != std::string::npos;
-      if (st.IsCorruption()) return R::failure(Errc::corrupt, damaged(path, st));
-      return R::failure(
-          locked ? Errc::busy : Errc::io,
-          "store " + path + ": " + st.ToString() + (locked ? " (is another kevolve run using this store?)" : ""));
-    }
-    if (const uint64_t seq = s->db_->GetLatestSequenceNumber(); seq < confirmed) {
-      for (auto* h : s->handles_) s->db_->DestroyColumnFamilyHandle(h);
-      s->handles_.clear();
-      s->read_only_ = true;  // nothing flushed on the way out
-      return R::failure(Errc::corrupt, "store " + path + " lost confirmed writes: it holds writes up to sequence " +
-                                           std::to_string(seq) + " but writes up to " + std::to_string(confirmed) +
-                                           " were confirmed (a write-ahead log .log deleted or truncated?); nothing "
-                                           "was changed; `kevolve store repair " +
-                                           path + "` recovers what can be read and reports what was lost");
+    // A reader of a live store can miss a memtable flush that happens while it opens (the tables it listed
+    // predate it, the log it replays is already gone): its view then lags the confirmed writes for a moment.
+    // It opens again a few times before calling the store damaged; a writer has no one to race with.
+    std::unique_ptr<RocksStore> s;
+    for (int attempt = 0;; ++attempt) {
+      const uint64_t confirmed = rocks::read_confirmed(path);  // before opening: a writer may go on
+      const rocksdb::Options o = rocks::options(path, !read_only);
+      s = std::make_unique<RocksStore>();
+      s->path_ = path;
+      s->read_only_ = read_only;
+      rocksdb::Status st = read_only ? rocksdb::DB::OpenForReadOnly(o, path, cfs, &s->handles_, &s->db_)
+                                     : rocksdb::DB::Open(o, path, cfs, &s->handles_, &s->db_);
+      if (!st.ok()) {
+        s->db_ = nullptr;
+        s->handles_.clear();
+        const bool locked = st.ToString().find("lock") != std::string::npos;
+        if (st.IsCorruption()) return R::failure(Errc::corrupt, damaged(path, st));
+        return R::failure(
+            locked ? Errc::busy : Errc::io,
+            "store " + path + ": " + st.ToString() + (locked ? " (is another kevolve run using this store?)" : ""));
+      }
+      if (const uint64_t seq = s->db_->GetLatestSequenceNumber(); seq < confirmed) {
+        for (auto* h : s->handles_) s->db_->DestroyColumnFamilyHandle(h);
+        s->handles_.clear();
+        s->read_only_ = true;  // nothing flushed on the way out
+        if (read_only && attempt < 5) {
+          s.reset();
+          std::this_thread::sleep_for(std::chrono::milliseconds(50 * (attempt + 1)));
+          continue;
+        }
+        return R::failure(Errc::corrupt, "store " + path + " lost confirmed writes: it holds writes up to sequence " +
+                                             std::to_string(seq) + " but writes up to " + std::to_string(confirmed) +
+                                             " were confirmed (a write-ahead log .log deleted or truncated?); nothing "
+                                             "was changed; `kevolve store repair " +
+                                             path + "` recovers what can be read and reports what was lost");
+      }
+      break;
     }
     // A writer goes on only from a store whose every table block reads back: damage in a table a resume
     // would not read (the artifacts of scored nodes) is named here, not found later or never. The cost is
