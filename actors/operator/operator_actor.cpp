@@ -24,10 +24,10 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
         for (auto& q : batch) {
           auto [at, fresh] = self->state.graphs.try_emplace(q.search);
           SearchGraph& g = at->second;
-          if (fresh) g.retain(self->state.op->history_window());
+          const size_t window = self->state.op->history_window();
+          if (fresh) g.retain(window);
           // A resumed search's first request carries every stored node: trimmed as they come, the graph
           // never holds more than its window (their parameter hashes stay for has_params()).
-          const size_t window = self->state.op->history_window();
           for (size_t i = 0; i < q.known.size(); ++i) {
             g.upsert(q.known[i]);
             if (window > 0 && (i + 1) % window == 0) g.trim();
