@@ -11,6 +11,7 @@
 #   first (a template's tuning macros, e.g. map_id's KV_HASH_COMPACT=0); --searches: the problems searched
 #   after the points (default none), each timed from start to report.
 # Needs the node bundle (tools/bundle_node.sh, dist/kevolve-node); builds the CUDA worker when it is missing.
+# KEVOLVE_CUDA_WORKER, when set, names the worker that evaluates instead of the bundle's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=gpu-points budget=16 searches="" points=""
@@ -25,8 +26,11 @@ while [ $# -gt 0 ]; do
 done
 bin=dist/kevolve-node/bin
 [ -x $bin/kevolve ] || { echo "gpu_template_points: no node bundle in dist/kevolve-node: run tools/bundle_node.sh" >&2; exit 2; }
-[ -x $bin/kevolve-cuda-eval ] || tools/build_cuda_worker.sh "$bin" || exit 1
-export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval KEVOLVE_TEST_SOURCE_DIR=$PWD
+if [ -z "${KEVOLVE_CUDA_WORKER:-}" ]; then  # set: that worker evaluates (e.g. an older build, for a side-by-side)
+  [ -x $bin/kevolve-cuda-eval ] || tools/build_cuda_worker.sh "$bin" || exit 1
+  export KEVOLVE_CUDA_WORKER=$PWD/$bin/kevolve-cuda-eval
+fi
+export KEVOLVE_TEST_SOURCE_DIR=$PWD
 mkdir -p "$out/points"
 [ -n "$points" ] && echo "== template points (kevolve eval --backend cuda; candidate and reference in one call)"
 for p in $points; do
