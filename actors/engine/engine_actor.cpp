@@ -49,7 +49,8 @@ void start_search(Self self, LoadedSearch loaded, std::shared_ptr<Operator> op, 
   r->last.search = setup.config.search_id;
   // The deep-search agent serves the operator's knowledge base (the LLM operator's), when it has one.
   if (auto kb = op->knowledge_base()) r->deep = spawn_deep_search_actor(sys, kb);
-  r->op = spawn_operator_actor(sys, std::move(op), r->deep);
+  setup.params = std::make_shared<ParamIndex>();  // held once, by the search's graph and its operator's
+  r->op = spawn_operator_actor(sys, std::move(op), r->deep, {setup.record.id, setup.params});
   wire::Writer w;
   encode(w, r->spec);
   self->send(sh.devices, atoms::spec_atom::value, r->config.problem, std::string(w.bytes().begin(), w.bytes().end()));

@@ -11,13 +11,16 @@ struct OperatorState {
   std::shared_ptr<Operator> op;
   deep_search_actor deep;                     // the deep-search agent, when the operator draws on a knowledge base
   std::map<std::string, SearchGraph> graphs;  // per search: every node it told us about
+  SharedParams shared;                        // the parameter index of one search, shared with its search actor
   static inline const char* name = "operator";
 };
 
 operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer<OperatorState> self,
-                                                std::shared_ptr<Operator> op, deep_search_actor deep) {
+                                                std::shared_ptr<Operator> op, deep_search_actor deep,
+                                                SharedParams shared) {
   self->state.op = std::move(op);
   self->state.deep = std::move(deep);
+  self->state.shared = std::move(shared);
   return {
       [self](atoms::make_atom, const std::vector<MakeRequest>& batch) {
         std::vector<MakeReply> out(batch.size());
@@ -25,7 +28,11 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
           auto [at, fresh] = self->state.graphs.try_emplace(q.search);
           SearchGraph& g = at->second;
           const size_t window = self->state.op->history_window();
-          if (fresh) g.retain(window);
+          if (fresh) {
+            g.retain(window);
+            if (self->state.shared.index && q.search == self->state.shared.search)
+              g.share_params(self->state.shared.index);
+          }
           // A resumed search's first request carries every stored node: trimmed as they come, the graph
           // never holds more than its window (their parameter hashes stay for has_params()).
           for (size_t i = 0; i < q.known.size(); ++i) {
@@ -94,10 +101,12 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
 
 }  // namespace
 
-operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op, deep_search_actor deep) {
+operator_actor spawn_operator_actor(caf::actor_system& sys, std::shared_ptr<Operator> op, deep_search_actor deep,
+                                    SharedParams shared) {
   // Network calls and retrieval requests block: such an operator actor gets a thread of its own.
-  if (op->blocks() || deep) return sys.spawn<caf::detached>(operator_behavior, std::move(op), std::move(deep));
-  return sys.spawn(operator_behavior, std::move(op), std::move(deep));
+  if (op->blocks() || deep)
+    return sys.spawn<caf::detached>(operator_behavior, std::move(op), std::move(deep), std::move(shared));
+  return sys.spawn(operator_behavior, std::move(op), std::move(deep), std::move(shared));
 }
 
 }  // namespace kevolve

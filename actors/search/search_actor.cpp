@@ -221,9 +221,15 @@ void fill(Self self) {
     return;
   }
   std::vector<MakeRequest> batch;
+  // With the parameter index shared, an operator that keeps a window answers has_params() from the index and
+  // needs no record older than its window: a resume's first request carries at most the window's newest nodes,
+  // not every stored one.
+  size_t from = 0;
+  if (st.s.params && st.s.operator_window > 0 && st.known_unsent.size() > st.s.operator_window)
+    from = st.known_unsent.size() - st.s.operator_window;
   std::vector<NodeRecord> known;
-  for (auto id : st.known_unsent)
-    if (const NodeRecord* k = st.graph.find(id)) known.push_back(*k);  // one dropped meanwhile: not needed
+  for (size_t i = from; i < st.known_unsent.size(); ++i)
+    if (const NodeRecord* k = st.graph.find(st.known_unsent[i])) known.push_back(*k);  // dropped meanwhile: not needed
   st.known_unsent.clear();
   for (auto& p : props) {
     MakeRequest q;
@@ -346,6 +352,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
     std::cerr << "kevolve: search " << st.s.record.id
               << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
                  "resume will not choose the same parents)\n";
+  if (st.s.params) st.graph.share_params(st.s.params);
   // The loaded records go into the graph in the store's order, each emptied once the graph holds its copy
   // (kept, they would outlive the load).
   for (auto& n : st.s.nodes) {

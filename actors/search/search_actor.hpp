@@ -7,6 +7,7 @@
 //   finished when stopping (or the strategy has nothing left) and nothing is in flight
 #pragma once
 #include <map>
+#include <memory>
 
 #include "actors/protocol/build.hpp"
 #include "actors/protocol/device.hpp"
@@ -29,6 +30,7 @@ struct SearchSetup {
   std::map<uint64_t, Candidate> unfinished;  // sources of stored nodes that were never scored
   bool keep_context = false;                 // the operator wants sources and reports (LLM)
   size_t operator_window = 0;                // the operator's Operator::history_window() (0 = every node)
+  std::shared_ptr<ParamIndex> params;        // shared with the operator actor's graph (this process); none: its own
   std::map<uint64_t, NodeContext> contexts;  // as stored (resume), when keep_context
   store_actor store;
   operator_actor op;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <mutex>
 
 namespace kevolve {
 
@@ -28,7 +29,7 @@ void SearchGraph::upsert(const NodeRecord& n) {
     if (!again) {
       for (auto p : n.parents)
         if (window_ == 0 || nodes_.count(p)) children_[p].push_back(n.id);  // a dropped parent is never asked
-      by_params_.insert(params_hash(n.params));
+      by_params_->insert(params_hash(n.params));
       ++added_;
       if (n.scored()) ++scored_;
       if (n.correct()) ++correct_;
@@ -141,7 +142,22 @@ void SearchGraph::trim(const std::function<bool(const NodeRecord&)>& keep) {
   next_trim_ = std::max(nodes_.size(), window_) + window_ / 4 + 1;
 }
 
-bool SearchGraph::has_params(const Params& p) const { return by_params_.contains(params_hash(p)); }
+bool SearchGraph::has_params(const Params& p) const { return by_params_->contains(params_hash(p)); }
+
+bool ParamIndex::insert(uint64_t h) {
+  std::unique_lock lock(m_);
+  return set_.insert(h);
+}
+
+bool ParamIndex::contains(uint64_t h) const {
+  std::shared_lock lock(m_);
+  return set_.contains(h);
+}
+
+size_t ParamIndex::size() const {
+  std::shared_lock lock(m_);
+  return set_.size();
+}
 
 bool HashSet64::insert(uint64_t h) {
   if (contains(h)) return false;

@@ -3,9 +3,11 @@
 #pragma once
 #include <functional>
 #include <map>
-#include <set>
-#include <unordered_set>
+#include <memory>
 #include <optional>
+#include <set>
+#include <shared_mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/records/node.hpp"
@@ -27,8 +29,32 @@ class HashSet64 {
   size_t size_ = 0;
 };
 
+// The parameter hashes of one search's nodes. The graphs of one process that serve the same search (the
+// search actor's and its operator's) share one, so the set is held once; reads and inserts may come from
+// several threads.
+class ParamIndex {
+ public:
+  bool insert(uint64_t h);  // true when it was not held
+  bool contains(uint64_t h) const;
+  size_t size() const;
+
+ private:
+  mutable std::shared_mutex m_;
+  HashSet64 set_;
+};
+
 class SearchGraph {
  public:
+  SearchGraph() = default;
+  SearchGraph(SearchGraph&&) = default;
+  SearchGraph& operator=(SearchGraph&&) = default;
+  SearchGraph(const SearchGraph&) = delete;  // a copy would share the parameter index
+  SearchGraph& operator=(const SearchGraph&) = delete;
+
+  // Makes `index` this graph's parameter index, shared with the other graphs of the same search in this
+  // process. Called before the first upsert(); has_params() then answers for every graph that shares it.
+  void share_params(std::shared_ptr<ParamIndex> index) { by_params_ = std::move(index); }
+
   // With a window (0 = none, the default), trim() drops the records of the oldest nodes (lowest ids) once more
   // than window + window/4 are held, down to `window`; their ids and parameters (as hashes) are kept. Never
   // dropped: the kTop best correct nodes, and those `keep` holds (the search keeps its nodes in flight and
@@ -69,9 +95,9 @@ class SearchGraph {
 
   std::map<uint64_t, NodeRecord> nodes_;
   std::map<uint64_t, std::vector<uint64_t>> children_;
-  HashSet64 by_params_;                       // params_hash of every node's parameters
-  std::vector<bool> seen_;                    // by id: added once (held or dropped)
-  std::unordered_set<uint64_t> seen_sparse_;  // the same for ids beyond 2^27
+  std::shared_ptr<ParamIndex> by_params_ = std::make_shared<ParamIndex>();  // params_hash of every node's parameters
+  std::vector<bool> seen_;                                                  // by id: added once (held or dropped)
+  std::unordered_set<uint64_t> seen_sparse_;                                // the same for ids beyond 2^27
   size_t added_ = 0, scored_ = 0, correct_ = 0;
   std::set<std::pair<double, uint64_t>> top_;  // (-fitness, id) of the kTop best correct nodes
   size_t window_ = 0, next_trim_ = 0;

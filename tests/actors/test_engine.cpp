@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <map>
+#include <set>
 #include <unistd.h>
 
 #include "actors/engine/engine.hpp"
@@ -322,6 +324,57 @@ TEST_CASE("a search with a larger budget continues from the stored graph", "[eng
   auto again = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
   REQUIRE(again);
   CHECK(again->evaluated == 80);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// An operator with a small window over a small space of points (n in [0, 240)): it draws until has_params()
+// says a point is new, so every point it proposes that the search refuses is one its graph did not know of.
+class SmallSpaceOperator : public Operator {
+ public:
+  std::string name() const override { return "small-space"; }
+  using Operator::make;
+  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) override {
+    ++proposed;
+    Offspring o;
+    o.params["op"] = "";  // one space for every operation
+    for (int attempt = 0; attempt < 4096; ++attempt) {
+      o.params["n"] = std::to_string(rng() % 240);
+      if (!g.has_params(o.params)) break;
+    }
+    o.candidate.source = "// small-space candidate " + o.params["n"] + "\n";
+    (void)p;
+    return o;
+  }
+  bool can_repair() const override { return false; }
+  size_t history_window() const override { return 8; }  // reads its parents and has_params() only
+  std::atomic<int> proposed{0};
+};
+
+}  // namespace
+
+TEST_CASE("a resumed search whose operator keeps a small window proposes no point the store already holds",
+          "[engine][resume]") {
+  // The resumed operator is told only the newest records of its window; the points of the older ones it
+  // knows through the parameter index it shares with the search.
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-window-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 120);
+  c.max_in_flight = 1;  // one request at a time: no two proposals of one batch can be the same point
+  c.op = "small-space";
+  REQUIRE(run_search(c, gelu(), std::make_shared<SmallSpaceOperator>(), {}));
+  c.budget.max_evaluations = 200;
+  auto op = std::make_shared<SmallSpaceOperator>();
+  auto s = run_search(c, gelu(), op, {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 200);
+  CHECK(op->proposed.load() == 80);  // every proposal of the resumed run became a node: none was a known point
+  auto store = Store::open(dir, true);
+  REQUIRE(store);
+  std::set<std::string> points;
+  for (auto& n : (*store)->nodes(c.search_id)) points.insert(n.params.at("n"));
+  CHECK(points.size() == 200);
   fs::remove_all(dir);
 }
 

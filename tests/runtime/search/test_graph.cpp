@@ -234,3 +234,21 @@ TEST_CASE("greedy and the islands choose the same parents and children with the 
     CHECK(trimmed == whole);
   }
 }
+
+TEST_CASE("graphs that share a parameter index know each other's points and a graph of its own does not",
+          "[search][graph]") {
+  auto index = std::make_shared<ParamIndex>();
+  SearchGraph search, op, other;
+  search.share_params(index);
+  op.share_params(index);
+  op.retain(4);
+  search.upsert(node(1, true, true));
+  search.upsert(node(2, true, false));
+  CHECK(op.has_params(node(1, true, true).params));  // told of nothing, it knows the search's points
+  CHECK(op.has_params(node(2, true, false).params));
+  CHECK(op.nodes().empty());
+  CHECK_FALSE(other.has_params(node(1, true, true).params));
+  op.upsert(node(3, false, false));
+  CHECK(search.has_params(node(3, false, false).params));
+  CHECK(index->size() == 3);
+}
