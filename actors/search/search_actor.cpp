@@ -353,20 +353,13 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
               << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
                  "resume will not choose the same parents)\n";
   if (st.s.params) st.graph.share_params(st.s.params);
-  // The loaded records go into the graph in the store's order, each emptied once the graph holds its copy
-  // (kept, they would outlive the load).
-  for (auto& n : st.s.nodes) {
-    st.graph.upsert(n);
-    st.known_unsent.push_back(n.id);
-    n = NodeRecord{};
-  }
-  std::vector<NodeRecord>().swap(st.s.nodes);
+  for (auto& n : st.s.nodes) st.known_unsent.push_back(n.id);
+  std::sort(st.known_unsent.begin(), st.known_unsent.end());  // the newest last: a window's records are sent
+  load_stored(st.graph, *st.strategy, st.s.nodes, graph_bounded(st) ? kGraphWindow : 0);
   st.scored_at_start = static_cast<int64_t>(st.graph.scored());
   st.paused = st.s.record.paused;  // a pause from the console outlives a restart
-  st.strategy->init(st.graph);
   for (auto& [id, n] : st.graph.nodes())
     if (n.correct() && n.fitness > st.best) st.best = n.fitness;
-  if (graph_bounded(st)) st.graph.retain(kGraphWindow);
   return {
       [self](atoms::start_atom) {
         auto& st = self->state;

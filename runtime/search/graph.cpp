@@ -28,7 +28,8 @@ void SearchGraph::upsert(const NodeRecord& n) {
     const bool again = !mark_seen(n.id);  // dropped by trim() and sent again: held, not counted twice
     if (!again) {
       for (auto p : n.parents)
-        if (window_ == 0 || nodes_.count(p)) children_[p].push_back(n.id);  // a dropped parent is never asked
+        // A dropped parent is never asked; one not added yet (a load from the newest node back) will be.
+        if (window_ == 0 || nodes_.count(p) || !was_seen(p)) children_[p].push_back(n.id);
       by_params_->insert(params_hash(n.params));
       ++added_;
       if (n.scored()) ++scored_;
@@ -115,6 +116,11 @@ NodeCounts count_nodes(const std::vector<NodeRecord>& nodes) {
     ++(n.correct() ? c.correct : c.failed);
   }
   return c;
+}
+
+bool SearchGraph::was_seen(uint64_t id) const {
+  if (id >= (uint64_t(1) << 27)) return seen_sparse_.count(id) > 0;
+  return id < seen_.size() && seen_[id];
 }
 
 bool SearchGraph::mark_seen(uint64_t id) {

@@ -91,6 +91,7 @@ class SearchGraph {
  private:
   static uint64_t params_hash(const Params& p);
   bool mark_seen(uint64_t id);                                   // true the first time `id` is added
+  bool was_seen(uint64_t id) const;                              // added before (held or dropped)
   void rank(const NodeRecord* before, const NodeRecord& after);  // keeps top_ as a node changes
 
   std::map<uint64_t, NodeRecord> nodes_;

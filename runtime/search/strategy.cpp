@@ -1,5 +1,6 @@
 #include "runtime/search/strategy.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "runtime/search/evolutionary.hpp"
@@ -55,6 +56,28 @@ std::vector<Proposal> repair_proposals(const SearchGraph& g, const StrategyConfi
     if (repairs < c.max_repairs) out.push_back({Operation::repair, {id}, node.island});
   }
   return out;
+}
+
+void load_stored(SearchGraph& g, Strategy& s, std::vector<NodeRecord>& nodes, size_t window) {
+  std::sort(nodes.begin(), nodes.end(), [](const NodeRecord& a, const NodeRecord& b) { return a.id < b.id; });
+  if (window == 0) {
+    for (auto& n : nodes) {
+      g.upsert(n);
+      n = NodeRecord{};
+    }
+    s.init(g);
+  } else {
+    g.retain(window);
+    s.init(g);  // on the empty graph: the strategy starts clear and observes every node below
+    const auto keep = [&s](const NodeRecord& n) { return !n.scored() || s.keeps(n.id); };
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      g.upsert(*it);
+      s.observe(g, *it);
+      *it = NodeRecord{};
+      g.trim(keep);
+    }
+  }
+  std::vector<NodeRecord>().swap(nodes);
 }
 
 }  // namespace kevolve

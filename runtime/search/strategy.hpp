@@ -63,6 +63,14 @@ class Strategy {
 // Chosen by name; an unknown name or a bad setting is an error naming it.
 Expected<std::unique_ptr<Strategy>> make_strategy(const StrategyConfig& c);
 
+// A resumed search's stored nodes into its graph, the strategy's state rebuilt from them; each record is
+// emptied once the graph holds its copy. window > 0 (a bounded strategy; the graph gets this window): the
+// records go in from the newest back — a node's children are linked before the strategy observes it, as
+// init() on the whole graph would see them — and the graph trims as they come (keeping the nodes in flight
+// and those the strategy keeps), so the load holds the window, not the store. window == 0: every record,
+// then init(). Both leave the strategy in the same state.
+void load_stored(SearchGraph& g, Strategy& s, std::vector<NodeRecord>& nodes, size_t window);
+
 // Shared by strategies: the repair proposals allowed for failed nodes without a correct node to build on.
 std::vector<Proposal> repair_proposals(const SearchGraph& g, const StrategyConfig& c, size_t n);
 

@@ -167,7 +167,7 @@ namespace {
 // A search loop without actors over a template of 400 points whose fitness is known; with `window` > 0 the
 // graph drops scored records the strategy does not keep, as the search actor does. Returns each node made
 // (operation, parents, parameters), in order.
-std::vector<std::string> trace_search(const std::string& strategy, size_t window) {
+std::vector<std::string> trace_search(const std::string& strategy, size_t window, size_t resume_at = 0) {
   KernelTemplate t;
   t.problem = "synthetic";
   t.backend = "cpu";
@@ -193,8 +193,19 @@ std::vector<std::string> trace_search(const std::string& strategy, size_t window
   if (window > 0) g.retain(window);
   Rng rng(5);
   std::vector<std::string> trace;
+  std::vector<NodeRecord> stored;  // every record as the store holds it, for the resume
   uint64_t next = 1;
   while (g.size() < 300) {
+    if (resume_at > 0 && g.size() >= resume_at) {  // a fresh process: a new graph and strategy from the store
+      resume_at = 0;
+      g = SearchGraph();
+      s = make_strategy(sc);
+      REQUIRE(s);
+      std::vector<NodeRecord> loaded(stored.rbegin(), stored.rend());  // in no particular order
+      load_stored(g, **s, loaded, window);
+      CHECK(loaded.empty());
+      if (window > 0) CHECK(g.nodes().size() < g.size());  // dropped while loading
+    }
     auto props = (*s)->propose(g, 4, rng);
     if (props.empty()) break;
     std::vector<NodeRecord> made;
@@ -211,6 +222,7 @@ std::vector<std::string> trace_search(const std::string& strategy, size_t window
       n.status = (x * 7 + y) % 5 == 3 ? EvalStatus::incorrect : EvalStatus::ok;
       n.fitness = n.status == EvalStatus::ok ? 1.0 + (x * 13 + y * 7) % 17 / 4.0 : 0;
       g.upsert(n);
+      stored.push_back(n);
       (*s)->observe(g, n);
       if (window > 0) g.trim([&](const NodeRecord& r) { return !r.scored() || (*s)->keeps(r.id); });
       std::string line = std::string(operation_name(n.op)) + " of";
@@ -232,6 +244,16 @@ TEST_CASE("greedy and the islands choose the same parents and children with the 
     const auto trimmed = trace_search(strategy, 8);
     CHECK(whole.size() >= 250);
     CHECK(trimmed == whole);
+  }
+}
+
+TEST_CASE("a resumed search loads its graph trimmed, newest first, and goes on as the whole graph would",
+          "[search][graph][resume]") {
+  for (const char* strategy : {"greedy", "evolutionary"}) {
+    INFO(strategy);
+    const auto whole = trace_search(strategy, 0);
+    CHECK(trace_search(strategy, 0, 150) == whole);  // the whole graph loaded, then init()
+    CHECK(trace_search(strategy, 8, 150) == whole);  // loaded from the newest back, trimmed to 8 as it comes
   }
 }
 
