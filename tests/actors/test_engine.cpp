@@ -335,7 +335,7 @@ class SmallSpaceOperator : public Operator {
  public:
   std::string name() const override { return "small-space"; }
   using Operator::make;
-  Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) override {
+  Expected<Offspring> make(const Proposal&, const SearchGraph& g, Rng& rng, const OperatorContext&) override {
     ++proposed;
     Offspring o;
     o.params["op"] = "";  // one space for every operation
@@ -344,7 +344,6 @@ class SmallSpaceOperator : public Operator {
       if (!g.has_params(o.params)) break;
     }
     o.candidate.source = "// small-space candidate " + o.params["n"] + "\n";
-    (void)p;
     return o;
   }
   bool can_repair() const override { return false; }
