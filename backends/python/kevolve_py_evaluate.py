@@ -27,7 +27,7 @@ from kevolve_py_process import stop_strays, take_runner
 from kevolve_py_resources import (GB, Phases, Reference, call_limit, describe_need, describe_usage, device_usage, free_memory,
                                   plan_memory, release_memory)
 from kevolve_py_static import label_of, static_check
-from kevolve_py_timing import (PASS_NS, TIMER_SLACK_NS, CopyBandwidth, IdleProbe, compile_cache_get, compile_cache_key,
+from kevolve_py_timing import (PASS_NS, TIMER_SLACK_NS, CopyBandwidth, IdleProbe, PassClock, compile_cache_get, compile_cache_key,
                                compile_cache_put, median_settled, pin_to_one_core, summarize, timing_settle)
 from kevolve_py_transport import MAX_SETS, SharedSets, _json_value, count_sets
 
@@ -418,6 +418,7 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     clock = time.perf_counter_ns
     copies = CopyBandwidth(dev, sets.bytes_moved)
     cand, ref, passes, timer_log, checked, checked_full = [], [], 0, [], 0, 0
+    outside, own = PassClock(runner.p.pid), PassClock()
     per_call_s = slowest
     n = min(max(1, a.sets), nsets)  # calls per pass: a.sets for the first two passes, then about PASS_NS worth
     deadline = time.monotonic() + max(10.0, 40 * a.min_time)
@@ -429,10 +430,10 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         sync(dev)
         if probe is not None:  # idle before the runner's pass: what is found busy after it, the runner left
             _wait_idle(probe, "before timing pass %d (the runner stopped since its last answer)" % passes)
-        t0 = clock()
+        outside.start()
         r = runner.ask({"op": "time", "sets": list(range(n)), "values": sets.take_values()},
                        timeout=limit + 4 * n * per_call_s, why=why + ", + 4 x the pass's calls at the slowest call so far")
-        wall = clock() - t0
+        spent = outside.stop()
         _ok(r, "timing pass %d" % passes)
         ns = r.get("ns")
         if not (isinstance(ns, list) and len(ns) == n and all(isinstance(x, int) and 0 <= x < 10 ** 13 for x in ns)):
@@ -461,7 +462,9 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
                 ref_whole[i] = outs
         if probe is not None:
             _check_queued_work(probe, passes)
+        own.start()
         ns_ref, spans_ref = rt.timed_calls(model, [sets.priv[k] for k in range(n)], store_reference, dev, flush, clock, keep)
+        own_spent = own.stop()
         for k in range(n) if on("timed_outputs") else ():
             # Checked by the fixed rule first; where it refuses, by the eager-relative rule, with call k's float64
             # reference computed then (on the pass's inputs, or, if the reference wrote into them, the same seed's).
@@ -494,10 +497,12 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         del ref_at, ref_whole
         checked += n
         checked_full += len(whole)
-        # The outside clock: the pass took `wall`; the runner's loop costs what the same loop cost the reference
-        # around its calls (ovh per call), so the reported times must explain the rest.
-        ovh = max(0, sum(spans_ref) - sum(ns_ref)) / n
-        timer_log.append((wall, sum(ns), 1.5 * sum(ns) + 1.15 * n * ovh + TIMER_SLACK_NS))
+        # The outside clock: the pass kept the runner busy for `spent["busy"]`; the runner's loop costs what the same
+        # loop cost the reference around its calls (ovh per call, less what this thread waited for a CPU meanwhile),
+        # so the reported times must explain the rest.
+        between = max(0, sum(spans_ref) - sum(ns_ref))
+        ovh = max(0, between - min(between, own_spent["waited"] + own_spent["stolen"])) / n
+        timer_log.append((spent, sum(ns), 1.5 * sum(ns) + 1.15 * n * ovh + TIMER_SLACK_NS))
         copies.sample()
         if passes >= 1:
             cand += ns
@@ -515,15 +520,20 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     bw = copies.best
     del copies
     floor_ms = sets.bytes_moved / (2 * bw) * 1e3
-    violations = [(w, s, allowed) for w, s, allowed in timer_log if s > w or w > allowed]
+    # A pass is out of line when the runner reports more time than passed, or when the time it kept a CPU busy or
+    # slept (the wall time less its waits for a CPU, never less than what its timed loop ran) exceeds what its
+    # reported times and the loop's overhead explain.
+    violations = [(w["busy"], w["wall"], s, allowed) for w, s, allowed in timer_log if s > w["wall"] or w["busy"] > allowed]
     res["checks"] = {"transport": sets.transport, "sets": nsets, "passes": passes, "timed_calls_checked": checked,
                      "timed_calls_checked_whole": checked_full, "sampled_per_output": SAMPLES, "timer_violations": len(violations),
-                     "copy_gbps": bw / 1e9, "floor_ms": floor_ms, "settle": settle}
+                     "copy_gbps": bw / 1e9, "floor_ms": floor_ms, "settle": settle,
+                     "cpu_wait_ms": sum(w["waited"] + w["stolen"] for w, _, _ in timer_log) / 1e6}
     if on("timer") and len(violations) >= max(2, (len(timer_log) + 1) // 2):
-        w, s, allowed = sorted(violations)[len(violations) // 2]
+        busy, w, s, allowed = sorted(violations)[len(violations) // 2]
         raise _Verdict("rejected", "timer", "the runner's times disagree with the evaluator's outside wall clock in %d of %d timing passes "
-                       "(e.g. %.3g ms reported for a pass that took %.3g ms; the timing loop's own overhead explains at most %.3g ms)" % (
-                           len(violations), len(timer_log), s / 1e6, w / 1e6, allowed / 1e6), "timing")
+                       "(e.g. %.3g ms reported for a pass that took %.3g ms, %.3g ms of it not waiting for a CPU; the timing loop's own "
+                       "overhead explains at most %.3g ms)" % (len(violations), len(timer_log), s / 1e6, w / 1e6, busy / 1e6, allowed / 1e6),
+                       "timing")
     if on("impossible_time") and res["candidate"]["median_ms"] < floor_ms <= res["reference"]["median_ms"]:
         raise _Verdict("rejected", "impossible_time", "a median of %.4g ms is faster than moving the %d bytes of inputs and outputs "
                        "allows (at twice the measured copy bandwidth, %.3g GB/s: %.4g ms)" % (

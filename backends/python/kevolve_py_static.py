@@ -20,7 +20,11 @@ TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "Event", 
 THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess"}
 PROCESS_PATHS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn",
                  "os.register_at_fork", "pty.fork", "pty.spawn", "os.sched_setaffinity", "os.nice", "os.setpriority",
-                 "os.sched_setscheduler", "os.sched_setparam")
+                 "os.sched_setscheduler", "os.sched_setparam",
+                 # the thread count the reference is timed with (more threads than cores would also make the
+                 # runner's main thread wait for a CPU, which the outside clock forgives)
+                 "torch.set_num_threads", "torch.set_num_interop_threads", "torch._C.set_num_threads",
+                 "torch._C.set_num_interop_threads")
 # Reaching these executes code, or reaches names, the check cannot see (a getattr with a constant name is
 # resolved instead; see _StaticCheck._call).
 DYNAMIC_PATHS = ("builtins.eval", "builtins.exec", "builtins.compile", "builtins.globals", "builtins.vars",

@@ -57,6 +57,73 @@ def summarize(samples_ns, threads):
 _best_bandwidth = {}  # (device, bytes) -> the highest copy bandwidth this process has measured
 
 
+def _schedstat(path):
+    """(ns run on a CPU, ns runnable but waiting for one) of the thread whose schedstat file is `path`, or None
+    where the kernel keeps none (or the thread is gone)."""
+    try:
+        with open(path) as f:
+            ran, waited = f.read().split()[:2]
+        return int(ran), int(waited)
+    except (OSError, ValueError):
+        return None
+
+
+def _steal_ns():
+    """Each CPU's time taken by the hypervisor (the steal column of /proc/stat, in ns); {} where unreadable."""
+    out = {}
+    try:
+        tick = 1e9 / os.sysconf("SC_CLK_TCK")
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("cpu") and line[3:4].isdigit():
+                    fields = line.split()
+                    if len(fields) > 8:
+                        out[int(fields[0][3:])] = int(fields[8]) * tick
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
+class PassClock:
+    """The outside clock of one timing pass and the part of it the runner could not have spent running: the time
+    the runner's main thread (its timed loop) and the calling thread waited for a CPU that other processes held,
+    and the time the hypervisor took from the CPUs the runner may use (steal). On a loaded machine these stretch
+    the wall time between the runner's calls, which its reported times rightly leave out.
+
+    `busy` (what the timer check compares) is the wall time less those waits, but never less than the CPU time
+    the runner's main thread actually ran during the pass: that time the runner certainly spent, so a runner
+    whose clock runs slow is still held to the work it did. Where the kernel keeps no schedstat, nothing is
+    taken off (the check is then as strict as the wall clock)."""
+
+    def __init__(self, runner_pid=None):
+        """runner_pid None: the calling thread is the one timed (the reference's pass)."""
+        self.main = "/proc/%d/task/%d/schedstat" % (runner_pid, runner_pid) if runner_pid else "/proc/thread-self/schedstat"
+        self.self_too = bool(runner_pid)
+        try:
+            self.cpus = sorted(os.sched_getaffinity(runner_pid or 0))
+        except OSError:
+            self.cpus = []
+
+    def start(self):
+        self.r0, self.s0 = _schedstat(self.main), _steal_ns()
+        self.e0 = _schedstat("/proc/thread-self/schedstat") if self.self_too else None
+        self.t0 = time.perf_counter_ns()
+
+    def stop(self):
+        """{"wall", "busy", "waited", "stolen", "ran"} in ns for the pass since start()."""
+        wall = time.perf_counter_ns() - self.t0
+        r1, s1 = _schedstat(self.main), _steal_ns()
+        e1 = _schedstat("/proc/thread-self/schedstat") if self.self_too else None
+        if self.r0 is None or r1 is None:
+            return {"wall": wall, "busy": wall, "waited": 0, "stolen": 0, "ran": 0}
+        ran, waited = r1[0] - self.r0[0], r1[1] - self.r0[1]
+        if self.e0 is not None and e1 is not None:
+            waited += e1[1] - self.e0[1]
+        stolen = max([s1.get(c, 0) - self.s0.get(c, 0) for c in self.cpus] + [0])
+        busy = max(ran, wall - waited - stolen)
+        return {"wall": wall, "busy": min(wall, busy), "waited": waited, "stolen": stolen, "ran": ran}
+
+
 class CopyBandwidth:
     """The bandwidth (bytes per second, read + write) of a warm copy of about `nbytes` / 2 on `dev`: the best
     of every copy timed (a few at once, then one per timing pass, so under the same load as the calls; CUDA by

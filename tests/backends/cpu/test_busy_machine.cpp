@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/backends/cpu/eval_helpers.hpp"
+#include "tests/test_support/busy_cores.hpp"
 
 using namespace kevolve;
 
@@ -19,25 +20,6 @@ namespace {
 
 const char* kSmall = "tests/fixtures/problems/softmax_small/problem.toml";
 const char* kHonest = "tests/backends/cpu/honest/softmax_rows.cpp";
-
-// One spinning child process per core for the life of this object.
-struct Hogs {
-  std::vector<pid_t> pids;
-  Hogs() {
-    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < n; ++i) {
-      const pid_t p = fork();
-      if (p == 0) {
-        for (volatile unsigned long k = 0;; k = k + 1) {}
-      }
-      if (p > 0) pids.push_back(p);
-    }
-  }
-  ~Hogs() {
-    for (pid_t p : pids) kill(p, SIGKILL);
-    for (pid_t p : pids) waitpid(p, nullptr, 0);
-  }
-};
 
 }  // namespace
 
@@ -47,7 +29,7 @@ TEST_CASE("a reference slowed by other work on every core is timed again: the sp
   INFO("unloaded: " << status_name(quiet.status) << " [" << quiet.reason << "] " << quiet.message << " "
                     << quiet.speedup << "x");
   REQUIRE(quiet.status == EvalStatus::ok);
-  Hogs hogs;
+  test::BusyCores hogs;
   REQUIRE(!hogs.pids.empty());
   int timed = 0;
   for (int k = 0; k < 6; ++k) {

@@ -14,43 +14,17 @@
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include "tests/test_support/skip.hpp"
 #include "tests/test_support/shell.hpp"
 #include "backends/python/eval_server.hpp"
 #include "backends/python/python_backend.hpp"
-#include "tests/backends/cpu/eval_helpers.hpp"
+#include "tests/backends/python/python_eval_helpers.hpp"
 
 using namespace kevolve;
+using namespace kevolve::test;
 namespace fs = std::filesystem;
-
-namespace {
-
-const std::string kRelu = "problems/kernelbench-small/1_relu.py";
-const std::string kSoftmax = "problems/kernelbench-small/4_softmax.py";
-
-EvalOptions quick() {
-  EvalOptions o = test::quick_options();
-  o.threads = 2;
-  o.call_timeout_s = 5;
-  return o;
-}
-
-EvalResult eval_py(const std::string& problem, const std::string& candidate, const EvalOptions& o = quick()) {
-  static python::PythonBackend backend("cpu");
-  Candidate c;
-  c.language = "python";
-  c.source = test::read_file(test::source_path(candidate));
-  return backend.evaluate_source(python::kernelbench_problem(test::source_path(problem)), c, o);
-}
-
-bool no_torch_python() {
-  if (!python::torch_python().empty()) return false;
-  kevolve::test::say_skipped("no python3 with torch here (the Python interpreter tests)");
-  return true;
-}
-
-}  // namespace
 
 TEST_CASE("honest ModelNew candidates are correct, timed against eager, and labelled framework rewrites", "[python]") {
   if (no_torch_python()) return;
@@ -102,6 +76,7 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
       {"patched_runner_clock.py", kRelu, EvalStatus::rejected, {"timer"}, false, "__main__._clock"},
       {"patched_runner_clock.py", kRelu, EvalStatus::rejected, {"timer"}, true, "outside wall clock"},
       {"deferred_output.py", kRelu, EvalStatus::rejected, {"timer"}, false, "outside wall clock"},
+      {"oversubscribed_clock.py", kRelu, EvalStatus::rejected, {"threads"}, false, "torch.set_num_threads"},
       {"unchecked_calls.py", kRelu, EvalStatus::rejected, {"timed_outputs"}},
       {"cached_by_pointer_sampled.py", kSoftmax, EvalStatus::rejected, {"timed_outputs"}},
       {"dynamic_precision.py", kRelu, EvalStatus::rejected, {"precision"}},
@@ -116,7 +91,7 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
       {"opens_socket.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
   };
   for (auto& c : cases) {
-    EvalOptions o = quick();
+    EvalOptions o = quick_py();
     if (c.static_off) o.detectors.set(Detector::isolation, false);
     const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, o);
     INFO(c.file << (c.static_off ? " (static check off)" : "") << ": " << status_name(r.status) << " [" << r.reason
@@ -129,7 +104,7 @@ TEST_CASE("every Python-side hack is caught by its check", "[python]") {
 
 TEST_CASE("with its detector off, a cheater gets through: the detector is what catches it", "[python]") {
   if (no_torch_python()) return;
-  EvalOptions o = quick();
+  EvalOptions o = quick_py();
   o.detectors.set(Detector::input_mutation, false);
   const EvalResult r = eval_py(kRelu, "tests/backends/python/cheaters/mutates_input.py", o);
   INFO(r.message);
@@ -154,7 +129,7 @@ TEST_CASE("each Python detector is proven twice: it catches its cheater, and wit
       {"cached_by_version.py", kSoftmax, Detector::pointer_reuse, {Detector::impossible_time}, {Detector::fresh_data}},
   };
   for (auto& c : cases) {
-    EvalOptions caught = quick();
+    EvalOptions caught = quick_py();
     for (Detector d : c.before) caught.detectors.set(d, false);
     const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, caught);
     INFO(c.file << " on: " << status_name(r.status) << " [" << r.reason << "] " << r.message);
@@ -209,7 +184,7 @@ TEST_CASE("on a GPU the runner is confined and work it leaves running is caught 
     return;
   }
   static python::PythonBackend gpu("cuda");
-  auto eval_gpu = [&](const std::string& problem, const std::string& file, EvalOptions o = quick()) {
+  auto eval_gpu = [&](const std::string& problem, const std::string& file, EvalOptions o = quick_py()) {
     Candidate c;
     c.language = "python";
     c.source = test::read_file(test::source_path("tests/backends/python/cheaters/" + file));
@@ -222,7 +197,7 @@ TEST_CASE("on a GPU the runner is confined and work it leaves running is caught 
     const EvalResult q = eval_gpu(kSoftmax, "queued_work.py");
     INFO(status_name(q.status) << " [" << q.reason << "] " << q.message);
     CHECK(q.status == EvalStatus::rejected);
-    EvalOptions no_clock = quick();
+    EvalOptions no_clock = quick_py();
     no_clock.detectors.set(Detector::impossible_time, false);
     const EvalResult probe = eval_gpu(kSoftmax, "queued_work.py", no_clock);
     INFO(status_name(probe.status) << " [" << probe.reason << "] " << probe.message);
@@ -255,7 +230,7 @@ TEST_CASE("a candidate that raises, hangs or does not parse gets its status, and
   const EvalResult raises = eval_py(kRelu, "tests/backends/python/crashers/raises.py");
   CHECK(raises.status == EvalStatus::runtime_error);
   CHECK(raises.message.find("Error") != std::string::npos);
-  EvalOptions o = quick();
+  EvalOptions o = quick_py();
   o.call_timeout_s = 2;
   const EvalResult hangs = eval_py(kRelu, "tests/backends/python/crashers/hangs.py", o);
   CHECK(hangs.status == EvalStatus::timeout);
@@ -309,21 +284,21 @@ TEST_CASE("one evaluator process serves a device's candidates, each in a fresh r
   c.language = "python";
   c.source = test::read_file(test::source_path("tests/backends/python/honest/1_relu__honest.py"));
   const ProblemSpec spec = python::kernelbench_problem(test::source_path(kRelu));
-  REQUIRE(backend.evaluate_source(spec, c, quick()).status == EvalStatus::ok);
+  REQUIRE(backend.evaluate_source(spec, c, quick_py()).status == EvalStatus::ok);
   const auto server = mine();
   REQUIRE(server.size() == 1);
   // A candidate that hangs has its runner killed; the evaluator itself stays.
   Candidate hang = c;
   hang.source = test::read_file(test::source_path("tests/backends/python/crashers/hangs.py"));
-  EvalOptions o = quick();
+  EvalOptions o = quick_py();
   o.call_timeout_s = 2;
   CHECK(backend.evaluate_source(spec, hang, o).status == EvalStatus::timeout);
-  CHECK(backend.evaluate_source(spec, c, quick()).status == EvalStatus::ok);
+  CHECK(backend.evaluate_source(spec, c, quick_py()).status == EvalStatus::ok);
   CHECK(mine() == server);
   // Killed between two candidates (by anything: the OOM killer, a user), it is started again.
   kill(*server.begin(), SIGKILL);
   for (int i = 0; i < 100 && !mine().empty(); ++i) usleep(50000);
-  const EvalResult after = backend.evaluate_source(spec, c, quick());
+  const EvalResult after = backend.evaluate_source(spec, c, quick_py());
   INFO(after.message);
   CHECK(after.status == EvalStatus::ok);
   const auto again = mine();
@@ -677,7 +652,7 @@ TEST_CASE(
   CHECK(out.find("\"status\": \"incorrect\"") != std::string::npos);
   CHECK(out.find("\"tolerance\": \"fixed\"") != std::string::npos);
   // bfloat16: the static check refuses it; with the static check off, the tolerance does (error ~26 vs eager's ~3e-3).
-  EvalOptions o = quick();
+  EvalOptions o = quick_py();
   const EvalResult c = eval_py(problem, cheater, o);
   CHECK(c.status == EvalStatus::rejected);
   CHECK(c.reason == "precision");
