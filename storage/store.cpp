@@ -206,29 +206,38 @@ class RocksStore : public Store {
     return out;
   }
 
-  std::vector<NodeRecord> nodes(const std::string& search_id, Status* unreadable) override {
-    std::vector<NodeRecord> out;
+  Status each_node(const std::string& search_id, bool newest_first,
+                   const std::function<void(NodeRecord&)>& visit) override {
     size_t bad = 0;
     std::string first_bad;
     std::string prefix = search_id;
     prefix.push_back('\0');
     rocksdb::ReadOptions ro;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(2)));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    const auto step = [&] { newest_first ? it->Prev() : it->Next(); };
+    if (newest_first) {
+      std::string past = search_id;
+      past.push_back('\1');  // above every key of the prefix, below every key of the next search id
+      it->SeekForPrev(past);
+      if (it->Valid() && it->key() == rocksdb::Slice(past)) it->Prev();  // a search named "<id>\1..."
+    } else {
+      it->Seek(prefix);
+    }
+    for (; it->Valid() && it->key().starts_with(prefix); step()) {
       NodeRecord n;
       if (decode_node(it->value().ToString(), n)) {
-        out.push_back(std::move(n));
+        visit(n);
       } else if (bad++ == 0) {
         const std::string key = it->key().ToString();
         first_bad = key.size() >= prefix.size() + 8 ? std::to_string(node_id_of(key, prefix.size())) : "?";
       }
     }
-    if (!it->status().ok() && unreadable)
-      *unreadable = Status::failure(Errc::io, "nodes of search '" + search_id + "': " + it->status().ToString());
-    else if (bad > 0 && unreadable)
-      *unreadable = Status::failure(Errc::corrupt, std::to_string(bad) + " node record(s) of search '" + search_id +
-                                                       "' cannot be decoded (the first: node " + first_bad + ")");
-    return out;
+    if (!it->status().ok())
+      return Status::failure(Errc::io, "nodes of search '" + search_id + "': " + it->status().ToString());
+    if (bad > 0)
+      return Status::failure(Errc::corrupt, std::to_string(bad) + " node record(s) of search '" + search_id +
+                                                "' cannot be decoded (the first: node " + first_bad + ")");
+    return {};
   }
 
   Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) override {
@@ -312,6 +321,13 @@ class RocksStore : public Store {
 
 Expected<std::unique_ptr<Store>> Store::open(const std::string& path, bool read_only) {
   return RocksStore::open(path, read_only);
+}
+
+std::vector<NodeRecord> Store::nodes(const std::string& search_id, Status* unreadable) {
+  std::vector<NodeRecord> out;
+  Status st = each_node(search_id, false, [&](NodeRecord& n) { out.push_back(std::move(n)); });
+  if (!st && unreadable) *unreadable = st;
+  return out;
 }
 
 uint64_t min_free_bytes() {

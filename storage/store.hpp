@@ -3,6 +3,7 @@
 // The only header of the project that knows RocksDB exists is store.cpp; callers see plain records.
 // Writes go in batches, each synced once (group commit); the write-ahead log stays on.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,7 +36,11 @@ class Store {
   virtual std::vector<SearchRecord> searches() = 0;
   // The search's nodes that decode; `unreadable` (when given) is set to Errc::corrupt naming how many did
   // not and the first of them, or Errc::io when reading stopped early. Untouched when all were read.
-  virtual std::vector<NodeRecord> nodes(const std::string& search_id, Status* unreadable = nullptr) = 0;
+  std::vector<NodeRecord> nodes(const std::string& search_id, Status* unreadable = nullptr);
+  // The same nodes one at a time, in id order (newest_first: from the highest id down), without holding them
+  // all: `visit` may move from its record. The status is what `nodes` sets in `unreadable` (ok: all read).
+  virtual Status each_node(const std::string& search_id, bool newest_first,
+                           const std::function<void(NodeRecord&)>& visit) = 0;
   virtual Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) = 0;
   // A consistent copy of the whole store in `dir` (which must not exist), usable as a store.
   virtual Status checkpoint(const std::string& dir) = 0;

@@ -97,7 +97,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   auto opened = Store::open(config.store);
   if (!opened) return R::failure(opened.status());
   std::shared_ptr<Store> store = std::move(*opened);
-  auto first = load_search(*store, config, spec, *op);
+  auto first = load_search(store, config, spec, *op);
   if (!first) return R::failure(first.status());
   // Paused from the console or the dashboard before it stopped: a node or a served run keeps it paused (it
   // is resumed there); a plain run has nothing to resume it from, so it runs again, and says so.
@@ -113,7 +113,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   }
   const bool more_to_do = cl && (!cl->more.empty() || cl->stay);
   if (first->setup.record.finished && !more_to_do)
-    return stored_status(first->setup);  // nothing to do: report what is stored
+    return stored_status(*first);  // nothing to do: report what is stored
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
@@ -149,7 +149,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     dash = std::move(*opened_dash);
   }
   if (first->setup.record.finished) {
-    start.first_stored = stored_status(first->setup);
+    start.first_stored = stored_status(*first);
   } else {
     start.first = std::move(*first);
     start.first_op = std::move(op);

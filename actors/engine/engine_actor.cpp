@@ -78,7 +78,7 @@ std::string add_search(Self self, PreparedSearch p, bool submitted) {
   for (auto& r : st.runs)
     if (r->config.search_id == p.config.search_id && !r->done)
       return "error: search " + p.config.search_id + " is already running";
-  auto l = load_search(*st.sh.store, p.config, p.spec, *p.op);
+  auto l = load_search(st.sh.store, p.config, p.spec, *p.op);
   if (!l) return "error: " + l.error();
   if (l->setup.record.finished)
     return "error: search " + p.config.search_id + " is finished in this node's store (" + l->setup.record.stop_reason +

@@ -27,8 +27,10 @@ double peak_gbps_of(const std::string& timing) {
 
 }  // namespace
 
-Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const ProblemSpec& spec, Operator& op) {
+Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const RunConfig& config,
+                                   const ProblemSpec& spec, Operator& op) {
   using R = Expected<LoadedSearch>;
+  Store& store = *stored;
   LoadedSearch l;
   // The context memory of this problem on this backend and hardware, as earlier searches left it.
   std::string note;
@@ -47,20 +49,22 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
   // this config, never started over at node 1: that would overwrite them.
   std::optional<SearchRecord> rebuilt;
   if (!existing) {
-    Status unreadable;
-    auto orphans = store.nodes(config.search_id, &unreadable);
+    SearchRecord r;
+    size_t orphans = 0;
+    const Status unreadable = store.each_node(config.search_id, false, [&](NodeRecord& n) {
+      ++orphans;
+      r.next_node = std::max(r.next_node, n.id + 1);
+    });
     if (!unreadable)
       return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
                                              "' has no record and its nodes cannot be read: " + unreadable.message);
-    if (!orphans.empty()) {
-      SearchRecord r;
+    if (orphans > 0) {
       r.id = config.search_id;
       r.problem = spec.name;
       r.strategy = config.strategy.name;
       r.config_text = config.text;
-      for (auto& n : orphans) r.next_node = std::max(r.next_node, n.id + 1);
       std::cerr << "kevolve: store " << config.store << ": the record of search " << config.search_id
-                << " was lost but " << orphans.size() << " of its nodes remain: rebuilt from them and this config "
+                << " was lost but " << orphans << " of its nodes remain: rebuilt from them and this config "
                 << "(next node " << r.next_node << ", the strategy's random state starts afresh)\n";
       rebuilt = r;
     }
@@ -82,25 +86,27 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
       return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" +
                         existing->problem + "', not '" + spec.name + "' (choose another [search] id or store)");
     setup.record = existing ? *existing : *rebuilt;
-    Status unreadable;
-    setup.nodes = store.nodes(config.search_id, &unreadable);
-    if (!unreadable)
-      return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
-                                             "' cannot be resumed: " + unreadable.message +
-                                             "; refusing to continue without them (their ids would be reused)");
-    // The operator's context (sources, reports, timings of the scored nodes) is read back; an artifact that is
-    // absent is context lost, one that cannot be read is a damaged store: the resume stops and names it.
-    if (op.needs_context()) {
-      Status damaged;
-      auto read = [&](uint64_t id, const char* kind) -> std::optional<std::string> {
-        auto a = store.artifact(config.search_id, id, kind);
-        if (a) return *a;
-        if (a.code() != Errc::not_found && damaged.ok())
-          damaged = Status::failure(a.code(), "the " + std::string(kind) + " of node " + std::to_string(id) +
-                                                  " cannot be read: " + a.error());
-        return std::nullopt;
-      };
-      for (auto& n : setup.nodes) {
+    // One pass over the stored nodes that keeps only those not scored yet (to be evaluated again): the counts,
+    // the best, and the operator's context (sources, reports, timings of the scored nodes). An artifact that is
+    // absent is context lost, one that cannot be read is a damaged store: the resume stops and names it. The
+    // search actor reads the nodes again, one at a time, into its graph (setup.stored_nodes).
+    Status damaged;
+    auto read = [&](uint64_t id, const char* kind) -> std::optional<std::string> {
+      auto a = store.artifact(config.search_id, id, kind);
+      if (a) return *a;
+      if (a.code() != Errc::not_found && damaged.ok())
+        damaged = Status::failure(
+            a.code(), "the " + std::string(kind) + " of node " + std::to_string(id) + " cannot be read: " + a.error());
+      return std::nullopt;
+    };
+    std::vector<NodeRecord> unscored;
+    const Status unreadable = store.each_node(config.search_id, false, [&](NodeRecord& n) {
+      l.counts.add(n);
+      if (n.correct() && n.fitness > l.best_fitness) {
+        l.best_fitness = n.fitness;
+        l.best_node = n.id;
+      }
+      if (op.needs_context() && damaged.ok()) {
         NodeContext& c = setup.contexts[n.id];
         c.id = n.id;
         if (auto src = read(n.id, "source")) c.source = *src;
@@ -108,17 +114,21 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
         auto rep = read(n.id, "report");
         c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
         if (auto timing = read(n.id, "timing")) c.peak_gbps = peak_gbps_of(*timing);
-        if (!damaged.ok())
-          return R::failure(damaged.code, "store " + config.store + ": search '" + config.search_id +
-                                              "' cannot be resumed: " + damaged.message + " (kevolve store verify " +
-                                              config.store +
-                                              " names every damaged record; kevolve store repair salvages the rest)");
       }
-    }
+      if (!n.scored()) unscored.push_back(std::move(n));
+    });
+    if (!unreadable)
+      return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
+                                             "' cannot be resumed: " + unreadable.message +
+                                             "; refusing to continue without them (their ids would be reused)");
+    if (!damaged.ok())
+      return R::failure(damaged.code, "store " + config.store + ": search '" + config.search_id +
+                                          "' cannot be resumed: " + damaged.message + " (kevolve store verify " +
+                                          config.store +
+                                          " names every damaged record; kevolve store repair salvages the rest)");
+    const int64_t scored = l.counts.evaluated;
     // A search that ended on its evaluation budget continues when the config now allows more evaluations:
     // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).
-    int64_t scored = 0;
-    for (auto& n : setup.nodes) scored += n.scored() ? 1 : 0;
     if (setup.record.finished && setup.record.stop_reason.rfind("evaluation budget", 0) == 0 &&
         config.budget.max_evaluations > scored) {
       std::cerr << "kevolve: search " << config.search_id << " ended on its " << setup.record.stop_reason << " with "
@@ -132,30 +142,32 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
     // the node is scored harness_error saying so, in the store too, and named here.
     std::vector<uint64_t> lost;
     StoreBatch lost_batch;
-    for (auto& n : setup.nodes)
-      if (!n.scored()) {
-        auto src = store.artifact(config.search_id, n.id, "source");
-        if (!src && src.code() != Errc::not_found)
-          return R::failure(src.code(), "store " + config.store + ": search '" + config.search_id +
-                                            "': the source of node " + std::to_string(n.id) +
-                                            ", to be evaluated again, cannot be read: " + src.error() +
-                                            " (kevolve store repair " + config.store + " salvages what can be read)");
-        if (!src) {
-          n.state = NodeState::scored;
-          n.status = EvalStatus::harness_error;
-          n.reason = "source_lost";
-          n.message = "its source was lost from the store before it was evaluated: not evaluated";
-          lost.push_back(n.id);
-          lost_batch.nodes.push_back({config.search_id, n});
-          continue;
-        }
-        Candidate c;
-        c.source = *src;
-        c.entry = spec.entry;
-        c.parameters = n.params;
-        c.provenance = "resumed";
-        setup.unfinished[n.id] = c;
+    for (auto& n : unscored) {
+      auto src = store.artifact(config.search_id, n.id, "source");
+      if (!src && src.code() != Errc::not_found)
+        return R::failure(src.code(), "store " + config.store + ": search '" + config.search_id +
+                                          "': the source of node " + std::to_string(n.id) +
+                                          ", to be evaluated again, cannot be read: " + src.error() +
+                                          " (kevolve store repair " + config.store + " salvages what can be read)");
+      if (!src) {
+        n.state = NodeState::scored;
+        n.status = EvalStatus::harness_error;
+        n.reason = "source_lost";
+        n.message = "its source was lost from the store before it was evaluated: not evaluated";
+        lost.push_back(n.id);
+        lost_batch.nodes.push_back({config.search_id, n});
+        --l.counts.in_flight;
+        ++l.counts.evaluated;
+        ++l.counts.failed;
+        continue;
       }
+      Candidate c;
+      c.source = *src;
+      c.entry = spec.entry;
+      c.parameters = n.params;
+      c.provenance = "resumed";
+      setup.unfinished[n.id] = c;
+    }
     if (!lost.empty()) {
       std::cerr << "kevolve: store " << config.store << ": search " << config.search_id << ": " << lost.size()
                 << " node(s) not yet scored have lost their source and are marked harness_error (source_lost), not "
@@ -168,8 +180,12 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
     // Scored nodes are kept, never evaluated again; the nodes not scored when the search stopped are
     // evaluated now — again for those whose verdict had come but was not stored yet. They are named.
     std::vector<uint64_t> again;
-    for (auto& n : setup.nodes)
+    for (auto& n : unscored)
       if (!n.scored()) again.push_back(n.id);
+    const std::string id = config.search_id;
+    setup.stored_nodes = [stored, id](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
+      return stored->each_node(id, newest_first, visit);
+    };
     if (!setup.record.finished && (scored > 0 || !again.empty())) {
       std::cerr << "kevolve: resuming search " << config.search_id << ": " << scored << " scored nodes kept";
       if (!again.empty()) {
@@ -189,20 +205,16 @@ Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const 
 }
 
 // The status of a search the store holds as finished.
-SearchStatus stored_status(const SearchSetup& setup) {
+SearchStatus stored_status(const LoadedSearch& l) {
   SearchStatus s;
-  s.search = setup.record.id;
+  s.search = l.setup.record.id;
   s.finished = true;
-  s.stop_reason = setup.record.stop_reason;
-  const NodeCounts c = count_nodes(setup.nodes);
-  s.evaluated = c.evaluated;
-  s.correct = c.correct;
-  s.failed = c.failed;
-  for (auto& n : setup.nodes)
-    if (n.correct() && n.fitness > s.best_fitness) {
-      s.best_fitness = n.fitness;
-      s.best_node = n.id;
-    }
+  s.stop_reason = l.setup.record.stop_reason;
+  s.evaluated = l.counts.evaluated;
+  s.correct = l.counts.correct;
+  s.failed = l.counts.failed;
+  s.best_fitness = l.best_fitness;
+  s.best_node = l.best_node;
   return s;
 }
 

@@ -12,13 +12,18 @@ namespace kevolve {
 struct LoadedSearch {
   SearchSetup setup;
   Lessons lessons;
+  NodeCounts counts;  // of the stored nodes (resume)
+  double best_fitness = 0;
+  uint64_t best_node = 0;
 };
 
 // A search that is not in the store starts afresh. One whose record or nodes cannot be read is refused
 // with Errc::corrupt (or io), never started over: that would overwrite what is there.
-Expected<LoadedSearch> load_search(Store& store, const RunConfig& config, const ProblemSpec& spec, Operator& op);
+// The nodes are read one at a time, never all held: setup.stored_nodes reads them again for the search actor.
+Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& store, const RunConfig& config,
+                                   const ProblemSpec& spec, Operator& op);
 
 // The status of a search the store holds as finished.
-SearchStatus stored_status(const SearchSetup& setup);
+SearchStatus stored_status(const LoadedSearch& l);
 
 }  // namespace kevolve

@@ -17,6 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 struct SearchState {
   SearchSetup s;
+  std::string load_error;  // the stored nodes could not be read at start: the search stops, saying so
   SearchGraph graph;
   std::unique_ptr<Strategy> strategy;
   Rng rng;
@@ -353,9 +354,22 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
               << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
                  "resume will not choose the same parents)\n";
   if (st.s.params) st.graph.share_params(st.s.params);
-  for (auto& n : st.s.nodes) st.known_unsent.push_back(n.id);
+  const size_t window = graph_bounded(st) ? kGraphWindow : 0;
+  if (st.s.stored_nodes) {  // read from the store one record at a time: the load holds the window, not the store
+    const StoredNodes ids_too = [&st](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
+      return st.s.stored_nodes(newest_first, [&](NodeRecord& n) {
+        st.known_unsent.push_back(n.id);
+        visit(n);
+      });
+    };
+    if (Status read = load_stored(st.graph, *st.strategy, ids_too, window); !read)
+      st.load_error = "its stored nodes could not be read again when it started: " + read.text();
+    st.s.stored_nodes = nullptr;
+  } else {
+    for (auto& n : st.s.nodes) st.known_unsent.push_back(n.id);
+    load_stored(st.graph, *st.strategy, st.s.nodes, window);
+  }
   std::sort(st.known_unsent.begin(), st.known_unsent.end());  // the newest last: a window's records are sent
-  load_stored(st.graph, *st.strategy, st.s.nodes, graph_bounded(st) ? kGraphWindow : 0);
   st.scored_at_start = static_cast<int64_t>(st.graph.scored());
   st.paused = st.s.record.paused;  // a pause from the console outlives a restart
   for (auto& [id, n] : st.graph.nodes())
@@ -363,6 +377,10 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
   return {
       [self](atoms::start_atom) {
         auto& st = self->state;
+        if (!st.load_error.empty()) {  // a partial graph would mislead the strategy: nothing is proposed
+          st.s.unfinished.clear();
+          return stop(self, st.load_error);
+        }
         // Resume: every stored node that was never scored is dispatched again, from its stored source.
         for (auto& [id, c] : st.s.unfinished) {
           const NodeRecord* n = st.graph.find(id);

@@ -19,6 +19,7 @@
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"
 #include "runtime/config/run_config.hpp"
+#include "runtime/search/strategy.hpp"  // StoredNodes
 
 namespace kevolve {
 
@@ -26,7 +27,8 @@ struct SearchSetup {
   RunConfig config;
   ProblemSpec spec;
   SearchRecord record;                       // new, or as stored (resume)
-  std::vector<NodeRecord> nodes;             // as stored (resume)
+  std::vector<NodeRecord> nodes;             // as stored (resume), where stored_nodes is not given
+  StoredNodes stored_nodes;                  // resume: reads the stored nodes one at a time (load_stored)
   std::map<uint64_t, Candidate> unfinished;  // sources of stored nodes that were never scored
   bool keep_context = false;                 // the operator wants sources and reports (LLM)
   size_t operator_window = 0;                // the operator's Operator::history_window() (0 = every node)

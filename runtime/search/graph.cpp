@@ -105,16 +105,18 @@ std::vector<uint64_t> SearchGraph::best_k(size_t k) const {
   return out;
 }
 
+void NodeCounts::add(const NodeRecord& n) {
+  if (!n.scored()) {
+    ++in_flight;
+    return;
+  }
+  ++evaluated;
+  ++(n.correct() ? correct : failed);
+}
+
 NodeCounts count_nodes(const std::vector<NodeRecord>& nodes) {
   NodeCounts c;
-  for (auto& n : nodes) {
-    if (!n.scored()) {
-      ++c.in_flight;
-      continue;
-    }
-    ++c.evaluated;
-    ++(n.correct() ? c.correct : c.failed);
-  }
+  for (auto& n : nodes) c.add(n);
   return c;
 }
 

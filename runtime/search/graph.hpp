@@ -107,6 +107,7 @@ class SearchGraph {
 // Scored nodes (correct or failed) and those still in flight, of a list of nodes (a store's read).
 struct NodeCounts {
   int64_t evaluated = 0, correct = 0, failed = 0, in_flight = 0;
+  void add(const NodeRecord& n);  // one more node: in flight until scored, then correct or failed
 };
 NodeCounts count_nodes(const std::vector<NodeRecord>& nodes);
 

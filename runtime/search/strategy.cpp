@@ -58,25 +58,40 @@ std::vector<Proposal> repair_proposals(const SearchGraph& g, const StrategyConfi
   return out;
 }
 
-void load_stored(SearchGraph& g, Strategy& s, std::vector<NodeRecord>& nodes, size_t window) {
-  std::sort(nodes.begin(), nodes.end(), [](const NodeRecord& a, const NodeRecord& b) { return a.id < b.id; });
+Status load_stored(SearchGraph& g, Strategy& s, const StoredNodes& each, size_t window) {
+  Status read;
   if (window == 0) {
-    for (auto& n : nodes) {
-      g.upsert(n);
-      n = NodeRecord{};
-    }
+    read = each(false, [&g](NodeRecord& n) { g.upsert(std::move(n)); });
     s.init(g);
   } else {
     g.retain(window);
     s.init(g);  // on the empty graph: the strategy starts clear and observes every node below
     const auto keep = [&s](const NodeRecord& n) { return !n.scored() || s.keeps(n.id); };
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-      g.upsert(*it);
-      s.observe(g, *it);
-      *it = NodeRecord{};
+    read = each(true, [&](NodeRecord& n) {
+      g.upsert(n);
+      s.observe(g, n);
       g.trim(keep);
-    }
+    });
   }
+  return read;
+}
+
+void load_stored(SearchGraph& g, Strategy& s, std::vector<NodeRecord>& nodes, size_t window) {
+  std::sort(nodes.begin(), nodes.end(), [](const NodeRecord& a, const NodeRecord& b) { return a.id < b.id; });
+  const StoredNodes each = [&nodes](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
+    if (newest_first)
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        visit(*it);
+        *it = NodeRecord{};
+      }
+    else
+      for (auto& n : nodes) {
+        visit(n);
+        n = NodeRecord{};
+      }
+    return Status{};
+  };
+  load_stored(g, s, each, window);
   std::vector<NodeRecord>().swap(nodes);
 }
 

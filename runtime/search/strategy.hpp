@@ -10,6 +10,7 @@
 // A failed node is never a parent for optimisation or crossover; it may be expanded for repair when the
 // operator can repair, at most `max_repairs` times.
 #pragma once
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -70,6 +71,12 @@ Expected<std::unique_ptr<Strategy>> make_strategy(const StrategyConfig& c);
 // and those the strategy keeps), so the load holds the window, not the store. window == 0: every record,
 // then init(). Both leave the strategy in the same state.
 void load_stored(SearchGraph& g, Strategy& s, std::vector<NodeRecord>& nodes, size_t window);
+
+// The same load from records read one at a time: each(newest_first, visit) calls visit once per stored node, in
+// id order (from the highest id down when newest_first), and returns how the read went. A bounded load then holds
+// the window and the record being read, never the whole store. Returns each's status.
+using StoredNodes = std::function<Status(bool newest_first, const std::function<void(NodeRecord&)>& visit)>;
+Status load_stored(SearchGraph& g, Strategy& s, const StoredNodes& each, size_t window);
 
 // Shared by strategies: the repair proposals allowed for failed nodes without a correct node to build on.
 std::vector<Proposal> repair_proposals(const SearchGraph& g, const StrategyConfig& c, size_t n);

@@ -74,6 +74,32 @@ TEST_CASE("searches, nodes and artifacts survive a reopen, nodes come back in id
   fs::remove_all(dir);
 }
 
+TEST_CASE("a search's nodes are read one at a time in either order, only its own, beside searches of similar ids",
+          "[store]") {
+  const auto dir = temp_dir("each");
+  auto s = Store::open(dir);
+  REQUIRE(s);
+  StoreBatch b;
+  // "s" sorts before "s2" and after "r"; ids above 255 and 65535 check the key's byte order.
+  for (uint64_t id : {1, 2, 255, 256, 65536, 70000}) b.nodes.push_back({"s", node(id, 1.0)});
+  b.nodes.push_back({"s2", node(1, 2.0)});
+  b.nodes.push_back({"r", node(99, 3.0)});
+  REQUIRE((*s)->write(b));
+  std::vector<uint64_t> up, down;
+  REQUIRE((*s)->each_node("s", false, [&](NodeRecord& n) { up.push_back(n.id); }));
+  REQUIRE((*s)->each_node("s", true, [&](NodeRecord& n) { down.push_back(n.id); }));
+  CHECK(up == std::vector<uint64_t>{1, 2, 255, 256, 65536, 70000});
+  CHECK(down == std::vector<uint64_t>{70000, 65536, 256, 255, 2, 1});
+  std::vector<uint64_t> last;  // the last search of the store, and one that is not there
+  REQUIRE((*s)->each_node("s2", true, [&](NodeRecord& n) { last.push_back(n.id); }));
+  CHECK(last == std::vector<uint64_t>{1});
+  size_t none = 0;
+  REQUIRE((*s)->each_node("q", true, [&](NodeRecord&) { ++none; }));
+  REQUIRE((*s)->each_node("t", true, [&](NodeRecord&) { ++none; }));
+  CHECK(none == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a store held by a writer can be read read-only, and a second writer is refused", "[store]") {
   const auto dir = temp_dir("shared");
   auto w = Store::open(dir);
