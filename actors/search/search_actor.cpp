@@ -356,9 +356,13 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
   if (st.s.params) st.graph.share_params(st.s.params);
   const size_t window = graph_bounded(st) ? kGraphWindow : 0;
   if (st.s.stored_nodes) {  // read from the store one record at a time: the load holds the window, not the store
-    const StoredNodes ids_too = [&st](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
+    // An operator with a window (and the shared index) is sent only the newest `w` ids: only those are kept.
+    const size_t w = st.s.params ? st.s.operator_window : 0;
+    const StoredNodes ids_too = [&st, w](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
       return st.s.stored_nodes(newest_first, [&](NodeRecord& n) {
-        st.known_unsent.push_back(n.id);
+        auto& ids = st.known_unsent;
+        if (w == 0 || !newest_first || ids.size() < w) ids.push_back(n.id);  // newest first: the first w
+        if (w > 0 && !newest_first && ids.size() >= 2 * w) ids.erase(ids.begin(), ids.end() - w);
         visit(n);
       });
     };
