@@ -34,20 +34,27 @@ void get(wire::Reader& r, GpuTensor& t) {
 void encode(wire::Writer& w, const Setup& s) {
   w.str(s.ipc_handle);
   w.i64(s.arena_bytes);
-  w.str(s.artifact);
-  w.u32(static_cast<uint32_t>(s.kind));
-  w.str(s.entry);
   w.i64(s.flush_bytes);
   w.i64(s.device_memory_cap_mb);
 }
 void decode(wire::Reader& r, Setup& s) {
   s.ipc_handle = r.str();
   s.arena_bytes = r.i64();
-  s.artifact = r.str();
-  s.kind = static_cast<ArtifactKind>(r.u32());
-  s.entry = r.str();
   s.flush_bytes = r.i64();
   s.device_memory_cap_mb = r.i64();
+}
+
+void encode(wire::Writer& w, const Load& l) {
+  w.u32(static_cast<uint32_t>(l.kind));
+  w.str(l.entry);
+  w.str(l.bytes);
+}
+void decode(wire::Reader& r, Load& l) {
+  const uint32_t kind = r.u32();
+  if (kind > static_cast<uint32_t>(ArtifactKind::shared_object)) throw wire::DecodeError("unknown artifact kind");
+  l.kind = static_cast<ArtifactKind>(kind);
+  l.entry = r.str();
+  l.bytes = r.str();
 }
 
 void encode(wire::Writer& w, const Hello& h) {

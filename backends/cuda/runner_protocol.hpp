@@ -3,8 +3,10 @@
 //
 //   evaluator                                   runner
 //   fork+exec with fds: 3 commands, 4 replies, 2 stderr pipe
-//   Setup {arena IPC handle, artifact, kind} -> opens the arena (CUDA IPC), loads the candidate
-//                         <- Hello {ok, message, device facts}
+//   Setup {arena IPC handle, flush size}  ->   confines itself, makes its device context, opens the arena
+//                         <- Hello {ok, message, device facts}         (the runner is prepared: "standby")
+//   Load {kind, entry, the candidate's bytes} -> drops its identity, loads the candidate
+//                         <- Hello {ok, message, sandbox}
 //   Batch {flags, params, calls[]}   ->        per call: poison outputs, flush L2, event, launch, event;
 //                                              snapshot outputs right after the end event (kSnapshot)
 //                         <- BatchReply {per call: rc, ns, error text; batch wall time (kWall)}
@@ -13,6 +15,9 @@
 // Tensors are offsets into the evaluator's device arena: the runner sees no other evaluator memory.
 // A CUDA error in the runner (illegal address, misaligned access) is answered once with its text and the
 // runner exits: its context is gone, the evaluator starts a fresh runner for the next candidate.
+// Setup and Load are two steps so that the evaluator can prepare the next candidate's runner (process,
+// confinement, device context: the slow part) while it waits for that candidate; a runner runs one
+// candidate only, as before. The candidate travels as bytes: the runner never opens the evaluator's files.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -32,11 +37,14 @@ enum class ArtifactKind : uint32_t { cubin = 0, shared_object = 1 };
 struct Setup {
   std::string ipc_handle;  // cudaIpcMemHandle_t bytes of the evaluator's arena
   int64_t arena_bytes = 0;
-  std::string artifact;  // .cubin (kernel-only, launched by the runner) or .so (host code, kevolve_kernel)
-  ArtifactKind kind = ArtifactKind::cubin;
-  std::string entry;                    // kernel name (cubin) or host entry point (.so)
   int64_t flush_bytes = 0;              // L2 flush buffer the runner allocates for itself
   int64_t device_memory_cap_mb = 1024;  // host-code candidates may not keep more device memory than this
+};
+
+struct Load {
+  ArtifactKind kind = ArtifactKind::cubin;
+  std::string entry;  // kernel name (cubin) or host entry point (.so)
+  std::string bytes;  // the .cubin (kernel-only, launched by the runner) or the .so (host code, kevolve_kernel)
 };
 
 struct Hello {
@@ -96,6 +104,8 @@ struct BatchReply {
 
 void encode(wire::Writer& w, const Setup& s);
 void decode(wire::Reader& r, Setup& s);
+void encode(wire::Writer& w, const Load& l);
+void decode(wire::Reader& r, Load& l);
 void encode(wire::Writer& w, const Hello& h);
 void decode(wire::Reader& r, Hello& h);
 void encode(wire::Writer& w, const Batch& b);

@@ -96,11 +96,39 @@ DeviceArena& arena() {
   return a;
 }
 
+// The runner prepared for the next candidate (runner_protocol.hpp: Setup, then Load): begun when an
+// evaluation ends, so that its process, confinement and device context are made while the verdict travels
+// and the next candidate is built. `key` says what it was begun with; another request starts a fresh one.
+// KEVOLVE_CUDA_STANDBY=0 turns it off (every evaluation starts its runner itself, as before).
+struct Standby {
+  std::unique_ptr<CudaRunnerProcess> runner;
+  std::string key;
+};
+Standby& standby() {
+  static Standby s;
+  return s;
+}
+bool standby_on() {
+  const char* e = std::getenv("KEVOLVE_CUDA_STANDBY");
+  return !(e && std::string(e) == "0");
+}
+
+// One call's data. `inputs` and `expected` are the evaluator's private device tensors (the worker's data
+// cache holds them; nothing writes to them); `call` places copies of the inputs, and room for the outputs
+// and their snapshots, in the arena the runner sees.
 struct Slot {
-  Tensors inputs;    // host originals
-  Tensors expected;  // host reference outputs
+  Tensors inputs;    // the originals, on the device
+  Tensors expected;  // the reference's outputs, on the device
   Call call;
-  Tensors inputs_dev, expected_dev;  // evaluator-private device copies, for the fast device-side checks
+};
+
+// Where an evaluation's time goes inside its phases, summed over the phase (seconds).
+struct PhaseTimes {
+  double data = 0;       // inputs and references: generated, or taken from the worker's cache
+  double copies = 0;     // inputs copied into the arena (device to device)
+  double runner = 0;     // runner batches: the request, the candidate's calls, the reply
+  double checks = 0;     // outputs and inputs compared with the reference and the originals
+  double reference = 0;  // the reference's timed calls
 };
 
 struct Verdict {
@@ -143,12 +171,20 @@ class Evaluation {
       const char* mb = std::getenv("KEVOLVE_CUDA_ARENA_MB");
       if (auto a = arena().create((mb ? std::atoll(mb) : 32768) << 20); !a) return harness_error(a.message);
     }
-    Setup s;
+    Setup& s = setup_;
     s.ipc_handle = arena().ipc_handle();
     s.arena_bytes = arena().size();
-    s.artifact = q_.artifact;
     s.flush_bytes = flush_bytes_for(dev.l2_bytes);
     flush_bytes_ = s.flush_bytes;
+    runner_key_ = runner_path_ + "|" + std::to_string(opt_.memory_limit_mb) + "|" + std::to_string(s.flush_bytes) +
+                  "|" + std::to_string(s.device_memory_cap_mb) + "|" + std::to_string(s.arena_bytes);
+    Load load;
+    {
+      std::ifstream f(q_.artifact, std::ios::binary);
+      load.bytes.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (!f.good() && !f.eof()) load.bytes.clear();
+      if (load.bytes.empty()) return harness_error("cannot read the candidate's file " + q_.artifact);
+    }
     if (is_kernel_image(q_.artifact)) {
       std::ifstream f(q_.artifact + ".launch");
       std::stringstream text;
@@ -156,16 +192,16 @@ class Evaluation {
       auto l = parse_launch_spec(text.str());
       if (!l) return harness_error("the launch description beside the kernel image: " + l.error());
       launch_ = *l;
-      s.kind = ArtifactKind::cubin;
-      s.entry = launch_->kernel;
+      load.kind = ArtifactKind::cubin;
+      load.entry = launch_->kernel;
     } else {
-      s.kind = ArtifactKind::shared_object;
-      s.entry = q_.entry.empty() ? spec_.entry : q_.entry;
+      load.kind = ArtifactKind::shared_object;
+      load.entry = q_.entry.empty() ? spec_.entry : q_.entry;
     }
     Hello h;
     RunnerFailure f;
-    if (!runner_.start(runner_path_, s, opt_.memory_limit_mb, std::max(60.0, opt_.call_timeout_s), h, f))
-      return fail(f, "loading the candidate");
+    if (!start_runner(f)) return fail(f, "starting the runner");
+    if (!runner_->load(load, std::max(60.0, opt_.call_timeout_s), h, f)) return fail(f, "loading the candidate");
     sms_ = h.sms;
     res_.sandbox = h.sandbox;
     const auto loaded = Clock::now();
@@ -179,14 +215,18 @@ class Evaluation {
     res_.shapes = static_cast<int>(shapes.size());
     res_.trials = opt_.trials;
     const auto verified = Clock::now();
+    const PhaseTimes in_verify = times_;
+    times_ = PhaseTimes{};
     if (auto v = time_bench()) return finish(*v);
     {
       std::ostringstream ph;
       ph.precision(3);
-      ph << "evaluation phases: start-up and load " << seconds(t0_, loaded) << " s, verification "
-         << seconds(loaded, verified) << " s, timing " << seconds(verified, Clock::now())
-         << " s; inputs and references generated " << generated_ << " times in " << generate_s_
-         << " s, taken from the worker's cache " << cached_ << " times\n";
+      ph << "evaluation phases: start-up and load " << seconds(t0_, loaded)
+         << (standby_used_ ? " s (a runner prepared before the candidate came" : " s (a runner started for it")
+         << (prepared_.empty() ? "" : ": " + prepared_) << ")"
+         << ", verification " << seconds(loaded, verified) << " s (" << phase_text(in_verify) << "), timing "
+         << seconds(verified, Clock::now()) << " s (" << phase_text(times_) << "); inputs and references generated "
+         << generated_ << " times in " << generate_s_ << " s, taken from the worker's cache " << cached_ << " times\n";
       res_.profile += ph.str();
     }
     res_.status = EvalStatus::ok;
@@ -200,13 +240,49 @@ class Evaluation {
       os << "; " << res_.candidate_gbps << " GB/s = " << 100 * res_.candidate_gbps / res_.peak_gbps
          << "% of the measured copy bandwidth";
     res_.message = os.str();
-    res_.runner_log = runner_.log_tail();
+    res_.runner_log = runner_ ? runner_->log_tail() : "";
     return res_;
   }
 
  private:
   bool on(Detector d) const { return opt_.detectors.on(d); }
 
+  // A prepared runner for this evaluation: the standby when it was begun with the same setup and is
+  // alive, else a fresh one. A standby that died before its candidate came is no candidate's failure: a
+  // fresh runner replaces it.
+  bool start_runner(RunnerFailure& f) {
+    const double timeout = std::max(60.0, opt_.call_timeout_s);
+    Hello ready;
+    Standby& sb = standby();
+    if (sb.runner && sb.key == runner_key_) {
+      runner_ = std::move(sb.runner);
+      if (runner_->ready(timeout, ready, f)) {
+        standby_used_ = true;
+        prepared_ = ready.message;
+        return true;
+      }
+    }
+    sb.runner.reset();
+    runner_ = std::make_unique<CudaRunnerProcess>();
+    const bool ok = runner_->begin(runner_path_, setup_, opt_.memory_limit_mb, f) && runner_->ready(timeout, ready, f);
+    prepared_ = ready.message;
+    return ok;
+  }
+
+ public:
+  // Ends this evaluation's runner and begins the next candidate's (the standby), with this evaluation's
+  // setup. Call once the verdict is made.
+  void hand_over() {
+    runner_.reset();
+    if (!standby_on() || runner_key_.empty() || setup_.ipc_handle.empty()) return;
+    auto next = std::make_unique<CudaRunnerProcess>();
+    RunnerFailure f;
+    if (!next->begin(runner_path_, setup_, opt_.memory_limit_mb, f)) return;  // the next evaluation starts its own
+    standby().runner = std::move(next);
+    standby().key = runner_key_;
+  }
+
+ private:
   EvalResult harness_error(const std::string& m) {
     res_.status = EvalStatus::harness_error;
     res_.reason = "harness";
@@ -217,7 +293,7 @@ class Evaluation {
     res_.status = f.status;
     res_.reason = f.reason;
     res_.message = f.message + (during.empty() ? "" : " (" + during + ")");
-    res_.runner_log = runner_.log_tail();
+    res_.runner_log = runner_ ? runner_->log_tail() : "";
     return res_;
   }
   EvalResult finish(const Verdict& v) {
@@ -226,11 +302,37 @@ class Evaluation {
     res_.message = v.message;
     res_.where = v.where;
     res_.speedup = 0;
-    res_.runner_log = runner_.log_tail();
+    res_.runner_log = runner_ ? runner_->log_tail() : "";
     return res_;
   }
 
+  static std::string phase_text(const PhaseTimes& t) {
+    std::ostringstream o;
+    o.precision(3);
+    o << "data " << t.data << " s, copies " << t.copies << " s, runner batches " << t.runner << " s, checks "
+      << t.checks << " s";
+    if (t.reference > 0) o << ", reference calls " << t.reference << " s";
+    return o.str();
+  }
+
+  // Adds the time `f` takes to `acc`; returns what `f` returns.
+  template <class F>
+  static auto timed(double& acc, F&& f) {
+    struct Add {
+      double& acc;
+      Clock::time_point t0 = Clock::now();
+      ~Add() { acc += seconds(t0, Clock::now()); }
+    } add{acc};
+    return f();
+  }
+
+  // The inputs and the reference's outputs of one trial, as device tensors (made on the device, kept in the
+  // worker's cache: a trial's data never crosses the host bus twice).
   std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
+    return timed(times_.data, [&] { return make_data_untimed(shape, seed, inputs, expected); });
+  }
+  std::optional<Verdict> make_data_untimed(const ShapeBinding& shape, uint64_t seed, Tensors& inputs,
+                                           Tensors& expected) {
     const std::string key = spec_key_ + "|" + shape_string(shape) + "|" + std::to_string(seed);
     if (DataCache::instance().get(key, inputs, expected)) {
       ++cached_;
@@ -238,12 +340,12 @@ class Evaluation {
     }
     const auto g0 = Clock::now();
     ++generated_;
-    auto made = make_inputs(spec_, shape, seed);
+    auto made = make_inputs(spec_, shape, seed, at::Device(at::kCUDA, 0));
     if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
     inputs = std::move(*made);
     try {
       for (auto& t : ref_->bind(for_reference(inputs, at::kCUDA), params_)())
-        expected.push_back(t.detach().contiguous().cpu());
+        expected.push_back(t.detach().to(at::kCUDA).contiguous());
     } catch (const std::exception& e) {
       return Verdict{EvalStatus::harness_error, "reference",
                      "the reference '" + spec_.reference + "' failed on the GPU: " + e.what(), ""};
@@ -256,6 +358,7 @@ class Evaluation {
     for (size_t i = 0; i < expected.size(); ++i)
       if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
         expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
+    cudaDeviceSynchronize();
     DataCache::instance().put(key, inputs, expected);
     generate_s_ += seconds(g0, Clock::now());
     return std::nullopt;
@@ -274,7 +377,7 @@ class Evaluation {
     return mix_seed(opt_.seed, shape_index, on(Detector::fresh_data) ? k : 0);
   }
 
-  // Places a host tensor in the arena (inputs: uploaded; outputs: space + snapshot). Throws when full.
+  // Places a tensor in the arena (inputs: copied; outputs: space + snapshot). Throws when full.
   GpuTensor place(const at::Tensor& t, bool output) {
     GpuTensor g;
     g.bytes = t.numel() * t.element_size();
@@ -298,7 +401,9 @@ class Evaluation {
       g.snapshot_offset = arena().allocate(g.bytes);
       if (g.snapshot_offset < 0) throw std::runtime_error("the device arena is full (KEVOLVE_CUDA_ARENA_MB)");
     } else {
-      cudaMemcpy(arena().at(g.offset), t.data_ptr(), static_cast<size_t>(g.bytes), cudaMemcpyHostToDevice);
+      timed(times_.copies, [&] {
+        return cudaMemcpy(arena().at(g.offset), t.data_ptr(), static_cast<size_t>(g.bytes), cudaMemcpyDefault);
+      });
     }
     return g;
   }
@@ -308,17 +413,7 @@ class Evaluation {
     s.expected = std::move(expected);
     for (auto& t : s.inputs) s.call.inputs.push_back(place(t, false));
     for (auto& t : s.expected) s.call.outputs.push_back(place(t, true));
-    device_copies(s);
     return set_launch(s, shape);
-  }
-
-  // Device copies of the slot's original inputs (from the arena, just uploaded) and expected outputs.
-  void device_copies(Slot& s) {
-    s.inputs_dev.clear();
-    s.expected_dev.clear();
-    for (size_t i = 0; i < s.inputs.size(); ++i)
-      s.inputs_dev.push_back(view(s.call.inputs[i].offset, s.inputs[i]).clone());
-    for (auto& e : s.expected) s.expected_dev.push_back(e.to(at::kCUDA));
   }
 
   // The arena range at `offset` as a device tensor shaped like `like`.
@@ -357,8 +452,12 @@ class Evaluation {
     b.params = params_;
     for (auto* s : slots) b.calls.push_back(s->call);
     RunnerFailure f;
-    if (!runner_.run(b, opt_.call_timeout_s * static_cast<double>(std::max<size_t>(slots.size(), 1)) + 10, out, f))
-      return Verdict{f.status, f.reason, f.message + " (" + during + ")", during};
+    // The copies into the arena are queued on this process's streams: done before the runner reads them.
+    cudaDeviceSynchronize();
+    const bool ran = timed(times_.runner, [&] {
+      return runner_->run(b, opt_.call_timeout_s * static_cast<double>(std::max<size_t>(slots.size(), 1)) + 10, out, f);
+    });
+    if (!ran) return Verdict{f.status, f.reason, f.message + " (" + during + ")", during};
     for (auto& c : out.calls)
       if (c.rc != 0)
         return Verdict{EvalStatus::runtime_error, c.rc == -3 ? "launch" : "return_code", c.error + " (" + during + ")",
@@ -379,10 +478,15 @@ class Evaluation {
   // Every check of one finished call, on host copies (the detailed report).
   std::optional<Verdict> check(const Slot& s, Phase phase, const std::string& where,
                                const std::vector<const Tensors*>& earlier) {
+    return timed(times_.checks, [&] { return check_untimed(s, phase, where, earlier); });
+  }
+  std::optional<Verdict> check_untimed(const Slot& s, Phase phase, const std::string& where,
+                                       const std::vector<const Tensors*>& earlier) {
     if (on(Detector::input_mutation))
       for (size_t i = 0; i < s.inputs.size(); ++i) {
         const auto& t = s.call.inputs[i];
-        if (std::memcmp(download(t.offset, t.bytes).data(), s.inputs[i].data_ptr(), static_cast<size_t>(t.bytes)) != 0)
+        const at::Tensor original = s.inputs[i].cpu();
+        if (std::memcmp(download(t.offset, t.bytes).data(), original.data_ptr(), static_cast<size_t>(t.bytes)) != 0)
           return Verdict{EvalStatus::rejected, "input_mutation",
                          "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
       }
@@ -400,7 +504,8 @@ class Evaluation {
       const DType d = spec_.outputs[i].dtype;
       const Tolerance tol = spec_.tolerances.at(d);
       const int64_t n = s.expected[i].numel();
-      auto rep = harness::compare(got.data(), s.expected[i].data_ptr(), d, n,
+      const at::Tensor expected = s.expected[i].cpu();
+      auto rep = harness::compare(got.data(), expected.data_ptr(), d, n,
                                   harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
       if (rep.ok) {
         if (rep.max_abs >= res_.max_abs_err) {
@@ -424,7 +529,7 @@ class Evaluation {
         return Verdict{EvalStatus::rejected, "timed_outputs",
                        "a timed run gave wrong results while the verification runs were right: " + text, at};
       for (auto* e : earlier) {
-        if (!harness::matches(got.data(), (*e)[i].data_ptr(), d, n, tol)) continue;
+        if (!harness::matches(got.data(), (*e)[i].cpu().data_ptr(), d, n, tol)) continue;
         if (phase == Phase::refill)
           return Verdict{
               EvalStatus::rejected, "pointer_reuse",
@@ -443,16 +548,19 @@ class Evaluation {
   // False sends the call to check(), which finds and words the verdict on host copies. `stats` records the
   // largest error and where it is, as check() does.
   bool fast_ok(const Slot& s, bool stats) {
+    return timed(times_.checks, [&] { return fast_ok_untimed(s, stats); });
+  }
+  bool fast_ok_untimed(const Slot& s, bool stats) {
     if (on(Detector::input_mutation))
       for (size_t i = 0; i < s.inputs.size(); ++i)
-        if (!at::equal(view(s.call.inputs[i].offset, s.inputs[i]), s.inputs_dev[i])) return false;
+        if (!at::equal(view(s.call.inputs[i].offset, s.inputs[i]), s.inputs[i])) return false;
     for (size_t i = 0; i < s.expected.size(); ++i) {
       const auto& t = s.call.outputs[i];
       auto out = view(t.offset, s.expected[i]);
       if (on(Detector::escaped_work) && t.snapshot_offset >= 0 &&
           !at::equal(out, view(t.snapshot_offset, s.expected[i])))
         return false;
-      const at::Tensor& exp = s.expected_dev[i];
+      const at::Tensor& exp = s.expected[i];
       if (!s.expected[i].is_floating_point()) {
         if (!at::equal(out, exp)) return false;
         continue;
@@ -522,11 +630,12 @@ class Evaluation {
         s.expected = exp;
         for (size_t i = 0; i < in.size(); ++i) {
           GpuTensor g = first->call.inputs[i];
-          cudaMemcpy(arena().at(g.offset), in[i].data_ptr(), static_cast<size_t>(g.bytes), cudaMemcpyHostToDevice);
+          timed(times_.copies, [&] {
+            return cudaMemcpy(arena().at(g.offset), in[i].data_ptr(), static_cast<size_t>(g.bytes), cudaMemcpyDefault);
+          });
           s.call.inputs.push_back(g);
         }
         for (auto& t : exp) s.call.outputs.push_back(place(t, true));
-        device_copies(s);
         v = set_launch(s, shape);
         const std::string where = label + " (" + shape_string(shape) + "), trial 0's buffers refilled";
         BatchReply out;
@@ -589,6 +698,7 @@ class Evaluation {
     cudaEventCreate(&e1);
     int flushes = 0;
     auto reference_pass = [&](std::vector<double>* samples) {
+      const auto r0 = Clock::now();
       for (auto& r : bound) {
         if (flush) cudaMemsetAsync(flush, ++flushes & 0xff, static_cast<size_t>(flush_bytes_), 0);
         cudaEventRecord(e0, 0);
@@ -600,6 +710,7 @@ class Evaluation {
         outs.clear();
         if (samples) samples->push_back(ms * 1e6);
       }
+      times_.reference += seconds(r0, Clock::now());
     };
     std::optional<Verdict> v;
     for (int w = 0; w < std::max(1, opt_.warmup) && !v; w += static_cast<int>(all.size())) {
@@ -690,6 +801,7 @@ class Evaluation {
   }
 
   Clock::time_point t0_;
+  PhaseTimes times_;
   int generated_ = 0, cached_ = 0;
   double generate_s_ = 0;
   const EvalRequest& q_;
@@ -697,7 +809,11 @@ class Evaluation {
   const EvalOptions& opt_;
   std::string runner_path_;
   EvalResult res_;
-  CudaRunnerProcess runner_;
+  std::unique_ptr<CudaRunnerProcess> runner_;
+  Setup setup_;  // what this evaluation's runner was begun with
+  bool standby_used_ = false;
+  std::string prepared_;    // what preparing the runner took, in its words
+  std::string runner_key_;  // the same, as the standby's key
   const Reference* ref_ = nullptr;
   std::optional<LaunchSpec> launch_;
   std::vector<double> params_;
@@ -710,7 +826,10 @@ class Evaluation {
 
 EvalResult evaluate(const EvalRequest& request, const std::string& runner_path) {
   try {
-    return Evaluation(request, runner_path).run();
+    Evaluation e(request, runner_path);
+    EvalResult r = e.run();
+    e.hand_over();
+    return r;
   } catch (const std::exception& e) {
     EvalResult r;
     r.status = EvalStatus::harness_error;

@@ -6,8 +6,8 @@
 
 namespace kevolve::cuda {
 
-bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb,
-                              double timeout_s, Hello& hello, RunnerFailure& failure) {
+bool CudaRunnerProcess::begin(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb,
+                              RunnerFailure& failure) {
   process::RunnerSpawn spawn;
   spawn.argv = {runner_path};
   spawn.inherit_env = true;  // the driver reads CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES and friends
@@ -20,8 +20,12 @@ bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup
   if (!proc_.spawn(spawn, failure)) return false;
   wire::Writer w;
   encode(w, setup);
+  return proc_.send(w.bytes(), "at start-up", failure);
+}
+
+bool CudaRunnerProcess::await_hello(double timeout_s, Hello& hello, RunnerFailure& failure) {
   std::vector<char> frame;
-  if (!proc_.send(w.bytes(), "at start-up", failure) || !proc_.receive(timeout_s, frame, failure)) return false;
+  if (!proc_.receive(timeout_s, frame, failure)) return false;
   try {
     wire::Reader r(frame);
     decode(r, hello);
@@ -35,6 +39,16 @@ bool CudaRunnerProcess::start(const std::string& runner_path, const Setup& setup
     return false;
   }
   return true;
+}
+
+bool CudaRunnerProcess::ready(double timeout_s, Hello& hello, RunnerFailure& failure) {
+  return await_hello(timeout_s, hello, failure);
+}
+
+bool CudaRunnerProcess::load(const Load& candidate, double timeout_s, Hello& hello, RunnerFailure& failure) {
+  wire::Writer w;
+  encode(w, candidate);
+  return proc_.send(w.bytes(), "while loading the candidate", failure) && await_hello(timeout_s, hello, failure);
 }
 
 namespace {

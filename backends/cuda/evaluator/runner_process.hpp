@@ -16,9 +16,14 @@ using process::RunnerFailure;
 
 class CudaRunnerProcess {
  public:
-  // Starts the runner, sends `setup`, waits for its hello (`hello` filled on success).
-  bool start(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb, double timeout_s,
-             Hello& hello, RunnerFailure& failure);
+  // Starts the runner and sends `setup` without waiting: the runner confines itself and makes its device
+  // context meanwhile (the slow part of a start), so it can be begun before its candidate is known.
+  bool begin(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb, RunnerFailure& failure);
+  // Waits up to timeout_s until the runner begun is prepared (`hello`: the device's facts).
+  bool ready(double timeout_s, Hello& hello, RunnerFailure& failure);
+  // Sends the candidate to a prepared runner and waits up to timeout_s for it to load (`hello`: the device's
+  // facts and the sandbox in force).
+  bool load(const Load& candidate, double timeout_s, Hello& hello, RunnerFailure& failure);
   // Runs one batch; false (and `failure`) when the runner faulted, crashed or hung past timeout_s.
   bool run(const Batch& b, double timeout_s, BatchReply& out, RunnerFailure& failure);
   std::string log_tail() { return proc_.log_tail(); }
@@ -26,6 +31,7 @@ class CudaRunnerProcess {
   void stop() { proc_.stop(2.0); }
 
  private:
+  bool await_hello(double timeout_s, Hello& hello, RunnerFailure& failure);
   process::RunnerProcess proc_;
 };
 

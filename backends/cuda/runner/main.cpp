@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -118,21 +119,11 @@ std::string give_up_identity(std::string& level, bool loading) {
 
 class Runner {
  public:
-  // The candidate's file is read (a kernel image) or opened (host code) first, with the evaluator's
-  // identity and before the private filesystem hides the evaluator's /tmp where it lies.
-  bool open_artifact(const Setup& s, Hello& h) {
-    if (s.kind == ArtifactKind::cubin) {
-      std::ifstream f(s.artifact, std::ios::binary);
-      image_.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (image_.empty()) return fail(h, "cannot read " + s.artifact);
-    } else if ((so_fd_ = open(s.artifact.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
-      return fail(h, "cannot open " + s.artifact + ": " + std::strerror(errno));
-    }
-    return true;
-  }
-
-  bool setup(const Setup& s, Hello& h) {
+  // Before any candidate exists: the device context, the arena, the stream and the flush buffer (a
+  // standby runner stops here until its candidate comes).
+  bool prepare(const Setup& s, Hello& h) {
     s_ = s;
+    const auto t0 = std::chrono::steady_clock::now();
     cudaError_t e = cudaSetDevice(0);
     if (e == cudaSuccess) e = cudaFree(nullptr);
     if (e != cudaSuccess) return fail(h, no_device(cuda_text(e)));
@@ -146,9 +137,11 @@ class Runner {
     if (s.ipc_handle.size() != sizeof handle) return fail(h, "malformed arena handle");
     std::memcpy(&handle, s.ipc_handle.data(), sizeof handle);
     void* base = nullptr;
+    const auto t1 = std::chrono::steady_clock::now();
     if ((e = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
       return fail(h, std::string("cannot open the evaluator's arena through ") + kGpuApi + " IPC: " + cuda_text(e));
     base_ = static_cast<char*>(base);
+    const auto t2 = std::chrono::steady_clock::now();
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return fail(h, cuda_text(e));
     if (s.flush_bytes > 0 && (e = cudaMalloc(&flush_, static_cast<size_t>(s.flush_bytes))) != cudaSuccess)
       return fail(h, "L2 flush buffer: " + cuda_text(e));
@@ -160,18 +153,44 @@ class Runner {
       if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
       if (e != cudaSuccess) return fail(h, "first work on the runner's stream: " + cuda_text(e));
     }
-    // The identity goes before any candidate code exists in the process (a .so runs its constructors
-    // when opened).
-    if (auto why = give_up_identity(h.sandbox, s.kind != ArtifactKind::cubin); !why.empty())
+    const auto secs = [](auto a, auto b) { return std::to_string(std::chrono::duration<double>(b - a).count()); };
+    const auto t3 = std::chrono::steady_clock::now();
+    h.message = "device context " + secs(t0, t1) + " s, arena " + secs(t1, t2) + " s, stream and flush buffer " +
+                secs(t2, t3) + " s";  // on success, what preparing took
+    h.ok = true;
+    facts_ = h;
+    facts_.message.clear();
+    return true;
+  }
+
+  // The candidate, from its bytes: a host-code library is written to an anonymous memory file first (the
+  // runner opens none of the evaluator's files). The identity goes before any candidate code exists in the
+  // process (a .so runs its constructors when opened).
+  bool load(const Load& l, Hello& h) {
+    h = facts_;  // the device facts, and the sandbox in force added below
+    h.ok = false;
+    if (l.bytes.empty()) return fail(h, "the candidate's file is empty");
+    if (l.kind == ArtifactKind::shared_object) {
+      if ((so_fd_ = memfd_create("kevolve-candidate.so", MFD_CLOEXEC)) < 0)
+        return fail(h, std::string("memfd_create: ") + std::strerror(errno));
+      for (size_t done = 0; done < l.bytes.size();) {
+        const ssize_t n = write(so_fd_, l.bytes.data() + done, l.bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail(h, std::string("writing the candidate to its memory file: ") + std::strerror(errno));
+        done += static_cast<size_t>(n);
+      }
+    }
+    if (auto why = give_up_identity(h.sandbox, l.kind != ArtifactKind::cubin); !why.empty())
       return fail(h, "sandbox unavailable on this machine: " + why);
-    if (s.kind == ArtifactKind::cubin) {
+    if (l.kind == ArtifactKind::cubin) {
+      image_ = l.bytes;
       CUresult r = cuModuleLoadData(&module_, image_.data());
       if (r != CUDA_SUCCESS)
+        return fail(h, "loading the kernel image failed (built for another architecture than " + facts_.arch +
+                           "?): " + cu_text(r));
+      if ((r = cuModuleGetFunction(&fn_, module_, l.entry.c_str())) != CUDA_SUCCESS)
         return fail(
-            h, "loading the kernel image failed (built for another architecture than " + h.arch + "?): " + cu_text(r));
-      if ((r = cuModuleGetFunction(&fn_, module_, s.entry.c_str())) != CUDA_SUCCESS)
-        return fail(
-            h, "the image has no kernel named '" + s.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
+            h, "the image has no kernel named '" + l.entry + "' (extern \"C\" __global__ expected): " + cu_text(r));
     } else {
       size_t free_before = 0, free_after = 0, total = 0;  // constructors run at dlopen: what they take counts
       cudaMemGetInfo(&free_before, &total);
@@ -180,8 +199,8 @@ class Runner {
       held_bytes_ = static_cast<int64_t>(free_before) - static_cast<int64_t>(free_after);
       if (!lib_) return fail(h, std::string("dlopen: ") + dlerror());
       if (auto e = process::close_loading(); !e.empty()) return fail(h, "sandbox: " + e);
-      host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, s.entry.c_str()));
-      if (!host_entry_) return fail(h, "the shared object exports no '" + s.entry + "'");
+      host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, l.entry.c_str()));
+      if (!host_entry_) return fail(h, "the shared object exports no '" + l.entry + "'");
     }
     h.ok = true;
     return true;
@@ -378,8 +397,9 @@ class Runner {
   }
 
   Setup s_;
+  Hello facts_;        // what prepare() found: the device's name, SMs, L2 and sm_XY
   std::string image_;  // a kernel image's bytes
-  int so_fd_ = -1;     // a host-code library's file
+  int so_fd_ = -1;     // a host-code library's memory file
   char* base_ = nullptr;
   void* flush_ = nullptr;
   uint64_t flushes_ = 0;
@@ -410,10 +430,19 @@ int main(int argc, char**) {
     decode(r, s);
   } catch (const wire::DecodeError&) { return 1; }
   Runner runner;
+  confine_at_start();
+  Hello ready;
+  const bool prepared = runner.prepare(s, ready);
+  if (!say_hello(ready) || !prepared) return prepared ? 1 : 0;
+  auto load_frame = wire::read_frame(kCommandFd);
+  if (!load_frame) return 0;  // a standby runner that was not needed
+  Load l;
+  try {
+    wire::Reader r(*load_frame);
+    decode(r, l);
+  } catch (const wire::DecodeError&) { return 1; }
   Hello h;
-  bool ok = runner.open_artifact(s, h);
-  if (ok) confine_at_start();
-  ok = ok && runner.setup(s, h);
+  const bool ok = runner.load(l, h);
   if (ok) limit_data(4096);
   if (!say_hello(h) || !ok) return ok ? 1 : 0;
   while (auto f = wire::read_frame(kCommandFd)) {

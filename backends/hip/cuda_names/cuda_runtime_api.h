@@ -22,6 +22,7 @@ using cudaIpcMemHandle_t = hipIpcMemHandle_t;
 #define cudaStreamNonBlocking hipStreamNonBlocking
 #define cudaIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemcpyDefault hipMemcpyDefault
 #define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 

@@ -2,7 +2,12 @@
 // kernel that faults, one that hangs and one that hides its work on another stream each get the right
 // verdict, and the next candidate still runs. Skipped with a printed reason where there is no GPU.
 #include <catch2/catch.hpp>
+#include <signal.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "knowledge/template_library.hpp"
 #include "tests/backends/cuda/cuda_helpers.hpp"
@@ -168,4 +173,60 @@ TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU be
                                << r.runner_log);
     CHECK(r.status == EvalStatus::ok);
   }
+}
+
+namespace {
+
+// Kills every kevolve-cuda-runner whose parent is a kevolve-cuda-eval (the worker's standby, between
+// evaluations); returns how many. /proc/<pid>/stat: "pid (comm) state ppid ...", comm cut to 15 bytes.
+int kill_idle_runners() {
+  auto stat_of = [](const std::string& pid, std::string& comm, std::string& ppid) {
+    std::ifstream f("/proc/" + pid + "/stat");
+    std::string line;
+    if (!std::getline(f, line)) return false;
+    const auto open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) return false;
+    comm = line.substr(open + 1, close - open - 1);
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    rest >> state >> ppid;
+    return true;
+  };
+  int killed = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string comm, ppid, parent_comm, grand;
+    if (!stat_of(pid, comm, ppid) || comm.rfind("kevolve-cuda-ru", 0) != 0) continue;
+    if (!stat_of(ppid, parent_comm, grand) || parent_comm.rfind("kevolve-cuda-ev", 0) != 0) continue;
+    if (::kill(std::stoi(pid), SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+}  // namespace
+
+// Between two candidates the worker prepares the next one's runner (process, confinement, device context);
+// a prepared runner that died before its candidate came is replaced, never charged to the candidate.
+TEST_CASE("the next candidate's runner is prepared in advance and a dead one is replaced", "[cuda][gpu]") {
+  if (skip_without_gpu("standby runner")) return;
+  const char* honest = "tests/backends/cuda/honest/gelu_kernel_only.cu";
+  const EvalResult first = cuda_eval_file(kGelu, honest);
+  INFO(first.message << "\n" << first.runner_log);
+  REQUIRE(first.status == EvalStatus::ok);
+  const EvalResult second = cuda_eval_file(kGelu, "tests/backends/cuda/honest/gelu_host_code.cu");
+  INFO(second.message << "\n" << second.runner_log);
+  REQUIRE(second.status == EvalStatus::ok);
+  CHECK(second.profile.find("(a runner prepared before the candidate came") != std::string::npos);
+  // The standby is begun as the verdict leaves; give it the moment it needs to exist, then kill it.
+  int killed = 0;
+  for (int i = 0; i < 50 && killed == 0; ++i) {
+    killed = kill_idle_runners();
+    if (killed == 0) usleep(20000);
+  }
+  CHECK(killed == 1);
+  const EvalResult third = cuda_eval_file(kGelu, honest);
+  INFO(third.message << "\n" << third.runner_log);
+  CHECK(third.status == EvalStatus::ok);
+  CHECK(third.profile.find("(a runner started for it") != std::string::npos);
 }
