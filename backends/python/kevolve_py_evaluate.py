@@ -39,6 +39,9 @@ IDLE_WAIT_S = 5.0  # how long the evaluator waits for a busy GPU to become idle 
 # candidate code ran in it; see kevolve_py_runner.py, "the sandbox").
 SANDBOX_NONE = "none: the runner was not confined (it ended before its sandbox was set up)"
 
+# The longest a candidate may take to import (its extensions are built then).
+LOAD_TIMEOUT_S = 300
+
 
 def _out_of_memory(e):
     """Whether an exception is an allocation failure (CUDA or host)."""
@@ -305,7 +308,9 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
             raise _Verdict("harness_error", "sandbox", "confining the runner: %s" % (r["message"] or "it did not say how"))
         res["sandbox"] = r["sandbox"]
     with ph("compile"):
-        r = runner.ask({"op": "load"}, timeout=max(60, a.timeout))
+        # Importing ModelNew builds its extensions (load_inline: 40-60 s for a C++ one on an idle 2-core
+        # machine, more for nvcc or on a loaded one): the import gets minutes, not the per-call limit.
+        r = runner.ask({"op": "load"}, timeout=max(LOAD_TIMEOUT_S, a.timeout))
         if r["status"] != "ok":
             raise _Verdict(r["status"], "load" if r["status"] != "rejected" else r["reason"], "loading ModelNew: " + r["message"])
 
