@@ -240,7 +240,7 @@ class Evaluation {
       os << "; " << res_.candidate_gbps << " GB/s = " << 100 * res_.candidate_gbps / res_.peak_gbps
          << "% of the measured copy bandwidth";
     res_.message = os.str();
-    res_.runner_log = runner_ ? runner_->log_tail() : "";
+    res_.runner_log = runner_log();
     return res_;
   }
 
@@ -283,6 +283,8 @@ class Evaluation {
   }
 
  private:
+  std::string runner_log() { return runner_ ? runner_->log_tail() : ""; }
+
   EvalResult harness_error(const std::string& m) {
     res_.status = EvalStatus::harness_error;
     res_.reason = "harness";
@@ -293,7 +295,7 @@ class Evaluation {
     res_.status = f.status;
     res_.reason = f.reason;
     res_.message = f.message + (during.empty() ? "" : " (" + during + ")");
-    res_.runner_log = runner_ ? runner_->log_tail() : "";
+    res_.runner_log = runner_log();
     return res_;
   }
   EvalResult finish(const Verdict& v) {
@@ -302,7 +304,7 @@ class Evaluation {
     res_.message = v.message;
     res_.where = v.where;
     res_.speedup = 0;
-    res_.runner_log = runner_ ? runner_->log_tail() : "";
+    res_.runner_log = runner_log();
     return res_;
   }
 

@@ -23,7 +23,7 @@ bool CudaRunnerProcess::begin(const std::string& runner_path, const Setup& setup
   return proc_.send(w.bytes(), "at start-up", failure);
 }
 
-bool CudaRunnerProcess::await_hello(double timeout_s, Hello& hello, RunnerFailure& failure) {
+bool CudaRunnerProcess::ready(double timeout_s, Hello& hello, RunnerFailure& failure) {
   std::vector<char> frame;
   if (!proc_.receive(timeout_s, frame, failure)) return false;
   try {
@@ -41,14 +41,10 @@ bool CudaRunnerProcess::await_hello(double timeout_s, Hello& hello, RunnerFailur
   return true;
 }
 
-bool CudaRunnerProcess::ready(double timeout_s, Hello& hello, RunnerFailure& failure) {
-  return await_hello(timeout_s, hello, failure);
-}
-
 bool CudaRunnerProcess::load(const Load& candidate, double timeout_s, Hello& hello, RunnerFailure& failure) {
   wire::Writer w;
   encode(w, candidate);
-  return proc_.send(w.bytes(), "while loading the candidate", failure) && await_hello(timeout_s, hello, failure);
+  return proc_.send(w.bytes(), "while loading the candidate", failure) && ready(timeout_s, hello, failure);
 }
 
 namespace {

@@ -19,7 +19,8 @@ class CudaRunnerProcess {
   // Starts the runner and sends `setup` without waiting: the runner confines itself and makes its device
   // context meanwhile (the slow part of a start), so it can be begun before its candidate is known.
   bool begin(const std::string& runner_path, const Setup& setup, int64_t memory_limit_mb, RunnerFailure& failure);
-  // Waits up to timeout_s until the runner begun is prepared (`hello`: the device's facts).
+  // Waits up to timeout_s for the runner's next hello: after begin(), that it is prepared (`hello`: the
+  // device's facts); load() uses it for the candidate's.
   bool ready(double timeout_s, Hello& hello, RunnerFailure& failure);
   // Sends the candidate to a prepared runner and waits up to timeout_s for it to load (`hello`: the device's
   // facts and the sandbox in force).
@@ -31,7 +32,6 @@ class CudaRunnerProcess {
   void stop() { proc_.stop(2.0); }
 
  private:
-  bool await_hello(double timeout_s, Hello& hello, RunnerFailure& failure);
   process::RunnerProcess proc_;
 };
 
