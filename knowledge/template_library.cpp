@@ -51,31 +51,25 @@ std::optional<bool> holds(const std::string& c, const std::map<std::string, int6
 }  // namespace
 
 std::string KernelTemplate::violated(const Params& p) const {
+  // numeric parameters by name; a string parameter's choice as NAME_VALUE = 1 (its other values 0),
+  // so a constraint can depend on it ("threads * batch <= 4096 + 12288 * copy_owner")
   std::map<std::string, int64_t> sym = hardware;
-  for (auto& d : params)
-    if (d.numeric) sym[d.name] = std::stoll(p.at(d.name));
+  for (auto& d : params) {
+    if (d.numeric) {
+      sym[d.name] = std::stoll(p.at(d.name));
+    } else {
+      for (auto& v : d.values) sym[d.name + "_" + v] = p.at(d.name) == v ? 1 : 0;
+    }
+  }
   for (auto& c : hardware_constraints) {
     std::string err;
     if (auto ok = holds(c, sym, err); ok && !*ok) return c + " (hardware)";
   }
   for (auto& c : constraints) {
-    static const char* const ops[] = {"<=", ">=", "==", "!=", "<", ">"};
-    for (const char* op : ops) {
-      const auto at = c.find(op);
-      if (at == std::string::npos) continue;
-      std::string e1, e2;
-      auto l = eval_expr(c.substr(0, at), sym, e1), r = eval_expr(c.substr(at + std::strlen(op)), sym, e2);
-      if (!l || !r) return c + " (cannot evaluate: " + e1 + e2 + ")";
-      const std::string o = op;
-      const bool ok = o == "<="   ? *l <= *r
-                      : o == ">=" ? *l >= *r
-                      : o == "==" ? *l == *r
-                      : o == "!=" ? *l != *r
-                      : o == "<"  ? *l < *r
-                                  : *l > *r;
-      if (!ok) return c;
-      break;
-    }
+    std::string err;
+    const auto ok = holds(c, sym, err);
+    if (!ok) return c + " (cannot evaluate: " + err + ")";
+    if (!*ok) return c;
   }
   return {};
 }

@@ -41,6 +41,31 @@ TEST_CASE("template errors name the file and key", "[templates]") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a constraint can depend on a string parameter's choice and one that cannot be evaluated is refused",
+          "[templates]") {
+  const fs::path dir = fs::temp_directory_path() / ("kevolve-tmpl-c-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "k.mustache") << "x {{n}} {{mode}}";
+  const std::string head = "problem = \"p\"\nbackend = \"cpu\"\nsource = \"k.mustache\"\n";
+  const std::string params =
+      "[[params]]\nname = \"mode\"\nvalues = [\"plain\", \"wide\"]\ndefault = \"plain\"\n"
+      "[[params]]\nname = \"n\"\nvalues = [1, 8]\ndefault = 1\n";
+  // mode = "wide" is visible to the constraint as mode_wide = 1 (mode_plain = 0)
+  std::ofstream(dir / "template.toml") << head << "constraints = [\"n <= 4 + 4 * mode_wide\"]\n" << params;
+  auto t = load_template(dir.string());
+  REQUIRE(t);
+  CHECK(t->violated({{"mode", "plain"}, {"n", "8"}}) == "n <= 4 + 4 * mode_wide");
+  CHECK(t->violated({{"mode", "wide"}, {"n", "8"}}).empty());
+  CHECK(t->violated({{"mode", "plain"}, {"n", "1"}}).empty());
+  // A misspelt symbol is an error when the template loads, naming the constraint, not a point that always passes.
+  std::ofstream(dir / "template.toml") << head << "constraints = [\"n <= 4 + 4 * mode_widest\"]\n" << params;
+  auto bad = load_template(dir.string());
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().find("n <= 4 + 4 * mode_widest") != std::string::npos);
+  CHECK(bad.error().find("cannot evaluate") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE(
     "directed mutation follows the diagnosis: mostly widen when memory-bound, mostly change the algorithm when "
     "compute-bound",
