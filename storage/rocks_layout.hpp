@@ -24,6 +24,11 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o)
 // Keys: search id, a 0 byte, the node id big-endian (so a scan returns nodes in id order), [kind].
 std::string node_key(const std::string& search, uint64_t id);
 
+// The default family holds a key per parameter point of each search: node_key(search, params_hash), no
+// value; and kParamsIndexed once every stored node has its key (a store from before these keys gets them
+// at its first opening for writing; a repair removes the mark, so the next writer checks them all again).
+inline const char* const kParamsIndexed = "kevolve:params-indexed";
+
 // The sequence number of the last write the store confirmed (synced), kept beside RocksDB's files: a store
 // that opens with less lost confirmed writes (a log deleted or cut short), which RocksDB alone does not see
 // when the log was still open. 0 when there is no mark (checkpoints, stores written before it existed).

@@ -16,6 +16,7 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
@@ -151,7 +152,11 @@ class RocksStore : public Store {
         s->read_only_ = true;  // nothing flushed on the way out
         return R::failure(Errc::corrupt, damaged(path, v));
       }
-    if (!read_only) rocks::write_family_ids(path, s->handles_);
+    if (!read_only) {
+      rocks::write_family_ids(path, s->handles_);
+      if (auto st = s->index_params(); !st.ok())
+        return R::failure(Errc::io, "store " + path + ": writing the parameter keys of its nodes: " + st.ToString());
+    }
     return R(std::unique_ptr<Store>(std::move(s)));
   }
 
@@ -159,7 +164,10 @@ class RocksStore : public Store {
     if (Status room = enough_room(); !room.ok()) return room;
     rocksdb::WriteBatch wb;
     for (auto& s : b.searches) wb.Put(cf(1), s.id, encode_search(s));
-    for (auto& e : b.nodes) wb.Put(cf(2), node_key(e.search, e.node.id), encode_node(e.node));
+    for (auto& e : b.nodes) {
+      wb.Put(cf(2), node_key(e.search, e.node.id), encode_node(e.node));
+      wb.Put(cf(0), node_key(e.search, params_hash(e.node.params)), rocksdb::Slice());
+    }
     for (auto& e : b.artifacts) wb.Put(cf(3), node_key(e.search, e.artifact.node) + e.artifact.kind, e.artifact.text);
     rocksdb::WriteOptions wo;
     wo.sync = true;
@@ -250,6 +258,15 @@ class RocksStore : public Store {
     return v;
   }
 
+  Expected<bool> has_params(const std::string& search_id, uint64_t hash) override {
+    rocksdb::PinnableSlice v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cf(0), node_key(search_id, hash), &v);
+    if (st.IsNotFound()) return false;
+    if (!st.ok())
+      return Expected<bool>::failure(Errc::io, "parameter keys of search '" + search_id + "': " + st.ToString());
+    return true;
+  }
+
   StoreCheck verify() override {
     StoreCheck c;
     if (auto st = db_->VerifyChecksum(); !st.ok()) c.problems.push_back("table checksums: " + st.ToString());
@@ -296,6 +313,33 @@ class RocksStore : public Store {
   }
 
  private:
+  // Gives every stored node its parameter key (rocks_layout.hpp), unless the store is marked as done: a
+  // store from before these keys, or one repaired since. One pass over the nodes, in batches.
+  rocksdb::Status index_params() {
+    std::string mark;
+    auto st = db_->Get(rocksdb::ReadOptions(), cf(0), rocks::kParamsIndexed, &mark);
+    if (st.ok() || !st.IsNotFound()) return st;
+    st = rocksdb::Status::OK();
+    rocksdb::WriteBatch wb;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(2)));
+    for (it->SeekToFirst(); it->Valid() && st.ok(); it->Next()) {
+      NodeRecord n;
+      const rocksdb::Slice key = it->key();
+      if (key.size() < 9 || !decode_node(it->value().ToString(), n)) continue;  // verify() names these
+      wb.Put(cf(0), node_key(std::string(key.data(), key.size() - 9), params_hash(n.params)), rocksdb::Slice());
+      if (wb.GetDataSize() > (4u << 20)) {
+        st = db_->Write(rocksdb::WriteOptions(), &wb);
+        wb.Clear();
+      }
+    }
+    if (st.ok()) st = it->status();
+    if (!st.ok()) return st;
+    wb.Put(cf(0), rocks::kParamsIndexed, "1");
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    return db_->Write(wo, &wb);
+  }
+
   // Writes stop, with a message, before the disk is full: RocksDB may abort on a failed write, and a
   // batch refused here leaves the store as it was (the same command resumes once space is freed).
   Status enough_room() const {
@@ -402,6 +446,12 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o)
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
     cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+  // The parameter keys are looked up one by one, mostly for points no node has: a bloom filter (10 bits a
+  // key, in the same capped block cache) answers most of those without reading a data block.
+  rocksdb::BlockBasedTableOptions t;
+  if (auto* shared = o.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>()) t = *shared;
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  cfs[kDefault].options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   return cfs;
 }
 

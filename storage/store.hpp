@@ -42,6 +42,10 @@ class Store {
   virtual Status each_node(const std::string& search_id, bool newest_first,
                            const std::function<void(NodeRecord&)>& visit) = 0;
   virtual Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) = 0;
+  // Whether one of the search's stored nodes has parameters with this params_hash (runtime/records/node.hpp):
+  // every node write also writes that key, so a search's parameter index need not hold its whole history
+  // in memory. A store written before these keys existed gets them the first time it is opened for writing.
+  virtual Expected<bool> has_params(const std::string& search_id, uint64_t hash) = 0;
   // A consistent copy of the whole store in `dir` (which must not exist), usable as a store.
   virtual Status checkpoint(const std::string& dir) = 0;
   // Reads everything: the checksum of every table file, then every record of every kind, decoded. Reports

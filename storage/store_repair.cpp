@@ -146,6 +146,8 @@ Status repair_store(const std::string& path, RepairReport* report) {
       wb.Clear();
     }
   }
+  // The parameter keys may have lost some of their nodes' keys: the next writer gives every node its key again.
+  wb.Delete(handles[rocks::kDefault], rocks::kParamsIndexed);
   if (st.ok()) st = db->Write(rocksdb::WriteOptions(), &wb);
   if (st.ok()) st = db->Flush(rocksdb::FlushOptions(), handles);
   for (auto* h : handles) db->DestroyColumnFamilyHandle(h);

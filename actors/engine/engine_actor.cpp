@@ -2,6 +2,10 @@
 
 #include <iostream>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "actors/deep_search/deep_search_actor.hpp"
 #include "actors/memory/memory_actor.hpp"
 #include "actors/operator/operator_actor.hpp"
@@ -31,6 +35,7 @@ struct EngineState {
   std::vector<std::shared_ptr<RunningSearch>> runs;
   bool closing = false;
   int flushing = 0;  // searches whose context memory is being made durable
+  int ticks = 0;
   static inline const char* name = "engine";
 };
 
@@ -49,7 +54,13 @@ void start_search(Self self, LoadedSearch loaded, std::shared_ptr<Operator> op, 
   r->last.search = setup.config.search_id;
   // The deep-search agent serves the operator's knowledge base (the LLM operator's), when it has one.
   if (auto kb = op->knowledge_base()) r->deep = spawn_deep_search_actor(sys, kb);
-  setup.params = std::make_shared<ParamIndex>();  // held once, by the search's graph and its operator's
+  // Held once, by the search's graph and its operator's; backed by the store's parameter keys, so that only
+  // the points not yet committed stay in memory (a failed lookup answers "not held": at worst one point is
+  // evaluated twice).
+  setup.params = std::make_shared<ParamIndex>([store = sh.store, id = setup.record.id](uint64_t h) {
+    auto held = store->has_params(id, h);
+    return held && *held;
+  });
   r->op = spawn_operator_actor(sys, std::move(op), r->deep, {setup.record.id, setup.params});
   wire::Writer w;
   encode(w, r->spec);
@@ -176,6 +187,11 @@ void on_tick(Self self) {
     st.outcome->interrupted = true;
     return close(self);
   }
+#ifdef __GLIBC__
+  // Every 5 s, the free pages of glibc's heaps go back to the system: nodes are made on one thread and freed
+  // on another, and without this the heaps' free holes keep the process's size at its longest history.
+  if (++st.ticks % 50 == 0) malloc_trim(0);
+#endif
   self->delayed_send(self, std::chrono::milliseconds(100), atoms::tick_atom::value);
 }
 

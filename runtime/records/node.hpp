@@ -17,6 +17,11 @@ const char* node_state_name(NodeState s);
 
 using Params = std::map<std::string, std::string>;  // template parameter -> value
 
+// A point's parameters as one string ("name=value;" in name order), and its 64-bit hash (never 0): what a
+// search's parameter index holds (runtime/search/graph.hpp) and what the store keys it by (storage/).
+std::string params_key(const Params& p);
+uint64_t params_hash(const Params& p);
+
 struct NodeRecord {
   uint64_t id = 0;                // 1, 2, 3 ... in creation order within the search
   std::vector<uint64_t> parents;  // none (seed), one (mutate / repair), two (crossover)

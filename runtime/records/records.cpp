@@ -1,5 +1,6 @@
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/evaluation.hpp"
+#include "runtime/records/node.hpp"
 #include "runtime/records/problem.hpp"
 
 namespace kevolve {
@@ -87,5 +88,25 @@ bool parse_detector(const std::string& s, Detector& out) {
 }
 
 std::vector<std::string> detector_names() { return {std::begin(kDetectorNames), std::end(kDetectorNames)}; }
+
+std::string params_key(const Params& p) {
+  std::string k;
+  for (auto& [name, value] : p) {
+    k += name;
+    k += '=';
+    k += value;
+    k += ';';
+  }
+  return k;
+}
+
+uint64_t params_hash(const Params& p) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over params_key, then a final mix
+  for (unsigned char c : params_key(p)) h = (h ^ c) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h == 0 ? 1 : h;  // 0 marks an empty slot in the index's table
+}
 
 }  // namespace kevolve

@@ -152,19 +152,36 @@ void SearchGraph::trim(const std::function<bool(const NodeRecord&)>& keep) {
 
 bool SearchGraph::has_params(const Params& p) const { return by_params_->contains(params_hash(p)); }
 
+ParamIndex::ParamIndex(Lookup stored, size_t sweep_at)
+    : stored_(std::move(stored)), sweep_base_(std::max<size_t>(sweep_at, 1)), sweep_at_(sweep_base_) {}
+
 bool ParamIndex::insert(uint64_t h) {
   std::unique_lock lock(m_);
-  return set_.insert(h);
+  if (set_.contains(h) || (stored_ && stored_(h))) return false;
+  set_.insert(h);
+  if (stored_ && set_.size() >= sweep_at_) sweep();
+  return true;
 }
 
 bool ParamIndex::contains(uint64_t h) const {
   std::shared_lock lock(m_);
-  return set_.contains(h);
+  return set_.contains(h) || (stored_ && stored_(h));
 }
 
-size_t ParamIndex::size() const {
+size_t ParamIndex::held() const {
   std::shared_lock lock(m_);
   return set_.size();
+}
+
+void ParamIndex::sweep() {
+  HashSet64 pending;
+  set_.each([&](uint64_t k) {
+    if (!stored_(k)) pending.insert(k);
+  });
+  set_ = std::move(pending);
+  // Many still pending (the store is not written, e.g. after a refused write): sweep again only once as
+  // many more were added, so a sweep stays O(1) per insert.
+  sweep_at_ = std::max(sweep_base_, 2 * set_.size());
 }
 
 bool HashSet64::insert(uint64_t h) {
@@ -193,26 +210,6 @@ bool HashSet64::contains(uint64_t h) const {
     if (slots_[i] == k) return true;
     if (slots_[i] == 0) return false;
   }
-}
-
-uint64_t SearchGraph::params_hash(const Params& p) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over params_key, then a final mix
-  for (unsigned char c : params_key(p)) h = (h ^ c) * 1099511628211ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
-std::string SearchGraph::params_key(const Params& p) {
-  std::string k;
-  for (auto& [name, value] : p) {
-    k += name;
-    k += '=';
-    k += value;
-    k += ';';
-  }
-  return k;
 }
 
 }  // namespace kevolve

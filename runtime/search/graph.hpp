@@ -21,6 +21,11 @@ class HashSet64 {
   bool insert(uint64_t h);  // true when it was not held
   bool contains(uint64_t h) const;
   size_t size() const { return size_; }
+  template <class F>
+  void each(F&& f) const {  // every held hash (0 is held as 1)
+    for (uint64_t k : slots_)
+      if (k != 0) f(k);
+  }
 
  private:
   static uint64_t key(uint64_t h) { return h == 0 ? 1 : h; }  // 0 marks an empty slot (0 and 1 are one key)
@@ -32,15 +37,26 @@ class HashSet64 {
 // The parameter hashes of one search's nodes. The graphs of one process that serve the same search (the
 // search actor's and its operator's) share one, so the set is held once; reads and inserts may come from
 // several threads.
+//
+// With a store lookup (the engine's, over the search's store: storage/ keeps a key per node's parameters,
+// written in the same batch as the node) the index holds in memory only the hashes the store does not hold
+// yet: once `sweep_at` are held, those the store now has are let go. Its memory is then bounded by the
+// nodes not yet committed, not by the length of the search.
 class ParamIndex {
  public:
-  bool insert(uint64_t h);  // true when it was not held
+  using Lookup = std::function<bool(uint64_t)>;  // true when the store holds the hash
+  ParamIndex() = default;
+  explicit ParamIndex(Lookup stored, size_t sweep_at = size_t(1) << 16);
+  bool insert(uint64_t h);  // true when it was held neither here nor in the store
   bool contains(uint64_t h) const;
-  size_t size() const;
+  size_t held() const;  // the hashes held in memory
 
  private:
+  void sweep();  // keeps only the held hashes the store does not hold yet (under the writer's lock)
   mutable std::shared_mutex m_;
   HashSet64 set_;
+  Lookup stored_;
+  size_t sweep_base_ = 0, sweep_at_ = 0;
 };
 
 class SearchGraph {
@@ -86,10 +102,8 @@ class SearchGraph {
   // True when some node already has exactly these parameters (so a proposal would re-evaluate it). Kept as
   // 64-bit hashes of params_key: a collision (about 1 in 10^12 at 10^7 nodes) would refuse one new point.
   bool has_params(const Params& p) const;
-  static std::string params_key(const Params& p);
 
  private:
-  static uint64_t params_hash(const Params& p);
   bool mark_seen(uint64_t id);                                   // true the first time `id` is added
   bool was_seen(uint64_t id) const;                              // added before (held or dropped)
   void rank(const NodeRecord* before, const NodeRecord& after);  // keeps top_ as a node changes

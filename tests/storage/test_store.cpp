@@ -507,3 +507,41 @@ TEST_CASE("a store whose MANIFEST was lost while its writes were only in the log
     fs::remove_all(dir);
   }
 }
+
+TEST_CASE("a node's parameters are found by their hash, in a store from before these keys and after a repair too",
+          "[store]") {
+  const auto dir = temp_dir("params");
+  {
+    auto s = Store::open(dir);
+    REQUIRE(s);
+    StoreBatch b;
+    for (uint64_t id = 1; id <= 50; ++id) b.nodes.push_back({"s1", node(id, 1.5)});
+    REQUIRE((*s)->write(b));
+    for (uint64_t id = 1; id <= 50; ++id) CHECK(*(*s)->has_params("s1", params_hash(node(id, 1.5).params)));
+    CHECK_FALSE(*(*s)->has_params("s1", params_hash(node(51, 1.5).params)));
+    CHECK_FALSE(*(*s)->has_params("s2", params_hash(node(1, 1.5).params)));  // another search's point
+  }
+  // A store written before the keys existed: nodes without keys, no mark. Its first writer gives them keys.
+  test::delete_raw(dir, "default", "kevolve:params-indexed");
+  test::put_raw(dir, "nodes", test::node_key("s1", 77), encode_node(node(77, 2.0)));
+  {
+    auto r = Store::open(dir, /*read_only=*/true);
+    REQUIRE(r);
+    CHECK_FALSE(*(*r)->has_params("s1", params_hash(node(77, 2.0).params)));  // a reader changes nothing
+  }
+  {
+    auto s = Store::open(dir);
+    REQUIRE(s);
+    CHECK(*(*s)->has_params("s1", params_hash(node(77, 2.0).params)));
+    CHECK(*(*s)->has_params("s1", params_hash(node(3, 1.5).params)));
+  }
+  // A repair may lose keys with their tables: it removes the mark, and the next writer checks every node again.
+  test::put_raw(dir, "nodes", test::node_key("s1", 78), encode_node(node(78, 2.0)));
+  REQUIRE(repair_store(dir).ok());
+  {
+    auto s = Store::open(dir);
+    REQUIRE(s);
+    CHECK(*(*s)->has_params("s1", params_hash(node(78, 2.0).params)));
+  }
+  fs::remove_all(dir);
+}

@@ -178,7 +178,7 @@ TEST_CASE(
   CHECK(seeds.size() <= KernelBenchOperator::kGeneratedSeeds);
   CHECK(seeds[0] == space.defaults);
   for (size_t i = 0; i < seeds.size(); ++i) {
-    INFO("seed " << i << ": " << SearchGraph::params_key(seeds[i]));
+    INFO("seed " << i << ": " << params_key(seeds[i]));
     CHECK(in_space(seeds[i], space));
     if (i > 0) CHECK(changed(seeds[i], seeds[0]).size() == 1);
   }
@@ -216,7 +216,7 @@ TEST_CASE(
       add(*child, {seed_id});
   }
   REQUIRE(mutated);
-  INFO("mutated: " << SearchGraph::params_key(mutated->params));
+  INFO("mutated: " << params_key(mutated->params));
   CHECK(in_space(point(mutated->params), space));
   CHECK(changed(point(mutated->params), space.defaults).size() == 1);
   CHECK(mutated->candidate.provenance.find("family softmax") != std::string::npos);
@@ -324,7 +324,7 @@ TEST_CASE("the KernelBench operator explores both arms, labels every child by it
   };
   add(*seed, {});
   std::map<std::string, int> arms;
-  std::set<std::string> seen{SearchGraph::params_key(seed->params)};
+  std::set<std::string> seen{params_key(seed->params)};
   for (int i = 0; i < 40; ++i) {
     const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng),
                    b = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
@@ -333,7 +333,7 @@ TEST_CASE("the KernelBench operator explores both arms, labels every child by it
     if (!child) continue;  // the rewrite space is small: a neighbourhood can run out
     const std::string impl = child->params.at("impl");
     ++arms[impl];
-    CHECK(seen.insert(SearchGraph::params_key(child->params)).second);  // never a parameter set the graph holds
+    CHECK(seen.insert(params_key(child->params)).second);  // never a parameter set the graph holds
     CHECK(child->candidate.language == "python");
     if (impl == "kernel") {
       CHECK(child->candidate.source.find("_kv_build(\"cpu\", _KV_KERNEL") != std::string::npos);
@@ -385,7 +385,7 @@ KernelBenchOperator generated_operator(std::vector<Params>* asked = nullptr) {
   gen.generate = [asked](const Params& p) -> Expected<std::string> {
     if (asked) asked->push_back(p);
     if (p.at("a") == "3" && p.at("b") == "y") return Expected<std::string>::failure("ValueError: no such kernel");
-    return "class ModelNew:  # " + SearchGraph::params_key(p) + "\n    pass\n";
+    return "class ModelNew:  # " + params_key(p) + "\n    pass\n";
   };
   return KernelBenchOperator(*rewrite, std::nullopt, gen);
 }
@@ -425,7 +425,7 @@ TEST_CASE(
     g.upsert(n);
   };
   add(seed->params, {});
-  std::set<std::string> seen{SearchGraph::params_key(seed->params)};
+  std::set<std::string> seen{params_key(seed->params)};
   int generated = 1, framework = 0, mutations = 0, one_moves = 0, from_seeds = 0, errors = 0;
   for (int i = 0; i < 100; ++i) {
     const uint64_t a = std::uniform_int_distribution<uint64_t>(1, g.size())(rng);
@@ -440,7 +440,7 @@ TEST_CASE(
       add({{"impl", "generated"}, {"a", "3"}, {"b", "y"}, {"c", "0"}}, {a}, false);
       continue;
     }
-    CHECK(seen.insert(SearchGraph::params_key(child->params)).second);  // never a point the graph holds
+    CHECK(seen.insert(params_key(child->params)).second);  // never a point the graph holds
     if (child->params.at("impl") == "framework") {
       ++framework;
     } else {
@@ -485,7 +485,7 @@ TEST_CASE(
   CHECK(from_seeds >= 1);
   CHECK(framework >= 5);
   std::set<std::string> points;
-  for (auto& p : asked) points.insert(SearchGraph::params_key(p));
+  for (auto& p : asked) points.insert(params_key(p));
   CHECK(points.size() == asked.size());  // the generator was never asked for the same point twice
 }
 

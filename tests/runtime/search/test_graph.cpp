@@ -1,6 +1,8 @@
 // SearchGraph: the counts and the parameter index over every node, and the window an operator's copy keeps.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <random>
 
 #include "runtime/operators/template_operator.hpp"
@@ -227,7 +229,7 @@ std::vector<std::string> trace_search(const std::string& strategy, size_t window
       if (window > 0) g.trim([&](const NodeRecord& r) { return !r.scored() || (*s)->keeps(r.id); });
       std::string line = std::string(operation_name(n.op)) + " of";
       for (auto p : n.parents) line += " " + std::to_string(p);
-      trace.push_back(line + ": " + SearchGraph::params_key(n.params));
+      trace.push_back(line + ": " + params_key(n.params));
     }
   }
   if (window > 0) CHECK(g.nodes().size() < g.size());  // records were dropped
@@ -272,5 +274,29 @@ TEST_CASE("graphs that share a parameter index know each other's points and a gr
   CHECK_FALSE(other.has_params(node(1, true, true).params));
   op.upsert(node(3, false, false));
   CHECK(search.has_params(node(3, false, false).params));
-  CHECK(index->size() == 3);
+  CHECK(index->held() == 3);
+}
+
+TEST_CASE("with a store behind it the parameter index holds only the points the store does not have yet",
+          "[search][graph]") {
+  std::set<uint64_t> store;  // what the store has committed
+  auto index = std::make_shared<ParamIndex>([&store](uint64_t h) { return store.count(h) > 0; }, 64);
+  SearchGraph g;
+  g.share_params(index);
+  for (uint64_t id = 1; id <= 10000; ++id) {
+    NodeRecord n = node(id, true, true);
+    n.params = {{"x", std::to_string(id)}};
+    g.upsert(n);
+    if (id % 10 == 0)  // a commit every ten nodes
+      for (uint64_t c = id - 9; c <= id; ++c) store.insert(params_hash({{"x", std::to_string(c)}}));
+    CHECK(index->held() <= 64);  // swept as the store takes them: bounded by what is not committed
+  }
+  for (uint64_t id = 1; id <= 10000; id += 37) CHECK(g.has_params({{"x", std::to_string(id)}}));
+  CHECK_FALSE(g.has_params({{"x", "10001"}}));
+  // A point the store already has is not held again (a resumed search's nodes, an operator's copies).
+  CHECK_FALSE(index->insert(params_hash({{"x", "5"}})));
+  // Points the store never takes (its writes refused) are all kept, however many: never forgotten.
+  for (uint64_t id = 20001; id <= 20500; ++id) CHECK(index->insert(params_hash({{"x", std::to_string(id)}})));
+  CHECK(index->held() >= 500);
+  for (uint64_t id = 20001; id <= 20500; ++id) CHECK(index->contains(params_hash({{"x", std::to_string(id)}})));
 }

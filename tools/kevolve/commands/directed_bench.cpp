@@ -58,7 +58,7 @@ std::map<std::string, Measured> measure_space(const ProblemSpec& spec, const Ker
   size_t done = 0;
   for (auto& p : space) {
     ++done;
-    const std::string key = SearchGraph::params_key(p);
+    const std::string key = params_key(p);
     if (table.count(key)) continue;
     Candidate c;
     c.source = *t.render(p);
@@ -105,7 +105,7 @@ int64_t replay(const KernelTemplate& t, const ProblemSpec& spec, bool directed,
     n.parents = props[0].parents;
     n.op = props[0].op;
     n.params = child->params;
-    auto it = table.find(SearchGraph::params_key(n.params));
+    auto it = table.find(params_key(n.params));
     const Measured m = it == table.end() ? Measured{} : it->second;
     n.state = NodeState::scored;
     n.status = m.status;
