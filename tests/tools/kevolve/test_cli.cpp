@@ -216,8 +216,7 @@ TEST_CASE("kevolve inspect --journal prints a search's LLM requests and replies,
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("kevolve kb template prints a template at its defaults or at the values set and names bad values",
-          "[cli]") {
+TEST_CASE("kevolve kb template prints a template at its defaults or at the values set and names bad values", "[cli]") {
   const std::string kb = " --knowledge " + src + "/knowledge";
   auto params = run_kevolve("kb template gelu --params" + kb);
   CHECK(params.code == 0);
@@ -238,4 +237,30 @@ TEST_CASE("kevolve kb template prints a template at its defaults or at the value
   auto missing = run_kevolve("kb template nosuch" + kb);
   CHECK(missing.code == 2);
   CHECK(missing.out.find("no cuda template for problem 'nosuch'") != std::string::npos);
+}
+
+TEST_CASE("kevolve report of a search larger than a page can draw counts every node and lists the notable ones",
+          "[cli][report]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kevolve-cli-report-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "big.toml") << "[search]\nproblem = \"rmsnorm_fwd\"\nbackend = \"null\"\noperator = \"null\"\n"
+                                     "max_in_flight = 500\nretime_top = 0\n[strategy]\nname = \"greedy\"\n"
+                                     "max_children = 16\n[budget]\nevaluations = 25000\n[store]\npath = \""
+                                  << (dir / "store").string() << "\"\n";
+  auto r = run_kevolve("run " + (dir / "big.toml").string() + " --out " + (dir / "out").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  std::ifstream json(dir / "out" / "report.json");
+  const std::string report((std::istreambuf_iterator<char>(json)), {});
+  CHECK(report.find("\"evaluated\":25000") != std::string::npos);
+  std::ifstream html(dir / "out" / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), {});
+  std::smatch m;
+  REQUIRE(std::regex_search(page, m, std::regex("\"nodes_total\":([0-9]+),\"nodes_shown\":([0-9]+)")));
+  CHECK(std::stoll(m[1]) >= 25000);  // the counts cover every node
+  CHECK(std::stoll(m[2]) <= 20000);  // the tree lists the notable ones: their ancestors, the fittest, the latest
+  CHECK(std::stoll(m[2]) >= 1000);
+  fs::remove_all(dir);
 }

@@ -29,13 +29,16 @@ std::string params_json(const Params& p) {
   return s + "}";
 }
 
+// The nodes report.html's tree lists at most: beyond, the notable ones and their ancestors (the curve, the
+// failure mix and the counts still cover every node). A page of a million nodes could not be drawn anyway.
+constexpr size_t kReportTreeNodes = 20000;
+
 // The data of report.html's search view: the same JSON the dashboard's API gives (actors/cluster/search_view),
 // with `best` (the node the text names) as the ringed best, the details of the nodes, and the top ten.
-std::string view_data(Store& store, const SearchRecord& rec, const SearchGraph& g, uint64_t best) {
-  std::vector<NodeRecord> nodes;
-  for (auto& [id, n] : g.nodes()) nodes.push_back(n);
+std::string view_data(Store& store, const SearchRecord& rec, const std::vector<NodeRecord>& nodes, uint64_t best) {
   std::ostringstream o;
-  o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best, SIZE_MAX, &store) << ",\"nodes\":{";
+  o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best, kReportTreeNodes, &store)
+    << ",\"nodes\":{";
   bool first = true;
   for (uint64_t id : cluster::notable_nodes(nodes, best)) {
     o << (first ? "" : ",") << "\"" << id << "\":" << cluster::node_detail_json(store, rec.id, nodes, id, 64 * 1024);
@@ -55,11 +58,12 @@ std::string view_data(Store& store, const SearchRecord& rec, const SearchGraph& 
   return o.str();
 }
 
-// The search as the store has it (opened read-only: a running search may hold it).
+// The search as the store has it (opened read-only: a running search may hold it), its nodes in id order
+// (each record held once: no graph, no copies).
 struct StoredSearch {
   std::unique_ptr<Store> store;
   SearchRecord record;
-  SearchGraph graph;
+  std::vector<NodeRecord> nodes;
 };
 
 Expected<StoredSearch> read_search(const ReportRequest& q) {
@@ -72,18 +76,19 @@ Expected<StoredSearch> read_search(const ReportRequest& q) {
   if (!rec) return R::failure(rec.status());
   out.record = *rec;
   Status unreadable;
-  for (auto& n : out.store->nodes(q.search_id, &unreadable)) out.graph.upsert(n);
+  out.nodes = out.store->nodes(q.search_id, &unreadable);
   if (!unreadable) return R::failure(unreadable.code, "store " + q.store + ": " + unreadable.message);
   return out;
 }
 
 // Counts of scored nodes, in total and per status name.
-ReportSummary count_nodes(const SearchGraph& g, std::map<std::string, int64_t>& by_status) {
+ReportSummary summarize(const std::vector<NodeRecord>& nodes, std::map<std::string, int64_t>& by_status) {
   ReportSummary sum;
-  sum.evaluated = static_cast<int64_t>(g.scored());
-  sum.correct = static_cast<int64_t>(g.correct());
-  sum.failed = sum.evaluated - sum.correct;
-  for (auto& [id, n] : g.nodes())
+  const NodeCounts c = count_nodes(nodes);
+  sum.evaluated = c.evaluated;
+  sum.correct = c.correct;
+  sum.failed = c.failed;
+  for (auto& n : nodes)
     if (n.scored()) ++by_status[status_name(n.status)];
   return sum;
 }
@@ -104,7 +109,7 @@ struct BestPick {
 
 BestPick pick_best(const ReportRequest& q, StoredSearch& s) {
   std::vector<const NodeRecord*> top;
-  for (auto& [id, n] : s.graph.nodes())
+  for (auto& n : s.nodes)
     if (n.correct()) top.push_back(&n);
   std::sort(top.begin(), top.end(),
             [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
@@ -167,11 +172,11 @@ std::string best_json(const BestPick& pick, const ReportSummary& sum) {
   return js.str();
 }
 
-std::string classes_json(const SearchGraph& g) {
+std::string classes_json(const std::vector<NodeRecord>& nodes) {
   std::ostringstream js;
   js << "[";
   bool first = true;
-  for (auto& cs : scores_by_class(g.nodes())) {
+  for (auto& cs : scores_by_class(nodes)) {
     js << (first ? "" : ",") << "{\"device_class\":" << json::quote(cs.device_class)
        << ",\"evaluated\":" << cs.evaluated << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best
        << ",\"best_speedup\":" << json::number(cs.best_fitness) << ",\"best_ms\":" << json::number(cs.best_ms) << "}";
@@ -197,7 +202,7 @@ std::string report_json(const ReportRequest& q, const StoredSearch& s, const Rep
     js << (first ? "" : ",") << json::quote(k) << ":" << v;
     first = false;
   }
-  js << "}},\"retimed\":" << retimed_json(pick) << ",\"device_classes\":" << classes_json(s.graph);
+  js << "}},\"retimed\":" << retimed_json(pick) << ",\"device_classes\":" << classes_json(s.nodes);
   if (!nsight.empty()) js << ",\"nsight\":" << json::quote(nsight);
   js << ",\"method\":"
      << json::quote(backend_traits(q.backend).evaluates
@@ -232,7 +237,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   if (!read) return R::failure(read.status());
   StoredSearch& s = *read;
   std::map<std::string, int64_t> by_status;
-  ReportSummary sum = count_nodes(s.graph, by_status);
+  ReportSummary sum = summarize(s.nodes, by_status);
   const BestPick pick = pick_best(q, s);
   if (pick.node) {
     sum.best_node = pick.node->id;
@@ -266,7 +271,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
     text << "best: node " << pick.node->id << ", " << sum.best_speedup << "x over libtorch"
          << (pick.retimed_ok() ? " (re-timed)" : "") << "\n";
   files.push_back({out / "report.html", dashboard::report_page("kevolve: " + q.search_id, text.str(),
-                                                               view_data(*s.store, rec, s.graph, sum.best_node))});
+                                                               view_data(*s.store, rec, s.nodes, sum.best_node))});
   for (auto& [path, content] : files)
     if (auto ok = write_file(path, content); !ok) return R::failure(ok);
   return sum;
