@@ -447,11 +447,13 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o)
   for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
     cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
   // The parameter keys are looked up one by one, mostly for points no node has: a bloom filter (10 bits a
-  // key, in the same capped block cache) answers most of those without reading a data block.
+  // key, in the same capped block cache) answers most of those without reading a data block
   rocksdb::BlockBasedTableOptions t;
   if (auto* shared = o.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>()) t = *shared;
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   cfs[kDefault].options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  cfs[kDefault].options.memtable_whole_key_filtering = true;  // and one over the memtable's keys (2 % of it)
+  cfs[kDefault].options.memtable_prefix_bloom_size_ratio = 0.02;
   return cfs;
 }
 
