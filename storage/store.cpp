@@ -447,10 +447,15 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(const rocksdb::Options& o)
   for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), "searches", "nodes", "artifacts"})
     cfs.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
   // The parameter keys are looked up one by one, mostly for points no node has: a bloom filter (10 bits a
-  // key, in the same capped block cache) answers most of those without reading a data block
-  rocksdb::BlockBasedTableOptions t;
-  if (auto* shared = o.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>()) t = *shared;
+  // key, in the same capped block cache) answers most of those without reading a data block. Filters and
+  // indexes are partitioned (4 KiB pieces under a small pinned top level): a lookup loads one piece, not a
+  // table file's whole filter, so the capped cache serves a store of any size.
+  rocksdb::BlockBasedTableOptions t = *o.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>();
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  t.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+  t.partition_filters = true;
+  t.metadata_block_size = 4096;
+  t.pin_top_level_index_and_filter = true;
   cfs[kDefault].options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   cfs[kDefault].options.memtable_whole_key_filtering = true;  // and one over the memtable's keys (2 % of it)
   cfs[kDefault].options.memtable_prefix_bloom_size_ratio = 0.02;
