@@ -361,7 +361,9 @@ class Runner {
       for (size_t i = 0; i < c.outputs.size() && i < KV_MAX_TENSORS; ++i) a.outputs[i] = describe(c.outputs[i], base_);
       for (size_t i = 0; i < params.size() && i < KV_MAX_PARAMS; ++i) a.params[i] = params[i];
       const Launch& l = c.launch;
-      if (l.smem > 48 * 1024 && l.smem != smem_set_) {
+      // The opt-in is asked for any dynamic size: beyond 48 KB of static and dynamic shared memory together a
+      // launch fails without it, however the two are split.
+      if (l.smem > 0 && l.smem != smem_set_) {
         if (const CUresult r =
                 cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.smem));
             r != CUDA_SUCCESS) {
