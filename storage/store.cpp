@@ -248,6 +248,20 @@ class RocksStore : public Store {
     return {};
   }
 
+  Expected<NodeRecord> node(const std::string& search_id, uint64_t id) override {
+    using R = Expected<NodeRecord>;
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cf(2), node_key(search_id, id), &v);
+    const std::string what = "node " + std::to_string(id) + " of search '" + search_id + "'";
+    if (st.IsNotFound()) return R::failure(Errc::not_found, "no " + what + " in the store");
+    if (!st.ok()) return R::failure(Errc::io, what + ": " + st.ToString());
+    NodeRecord n;
+    if (!decode_node(v, n))
+      return R::failure(Errc::corrupt,
+                        what + ": its record (" + std::to_string(v.size()) + " bytes) cannot be decoded");
+    return n;
+  }
+
   Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) override {
     std::string v;
     auto st = db_->Get(rocksdb::ReadOptions(), cf(3), node_key(search_id, node) + kind, &v);

@@ -41,6 +41,9 @@ class Store {
   // all: `visit` may move from its record. The status is what `nodes` sets in `unreadable` (ok: all read).
   virtual Status each_node(const std::string& search_id, bool newest_first,
                            const std::function<void(NodeRecord&)>& visit) = 0;
+  // One node: Errc::not_found when the search has no such node, Errc::corrupt when its record cannot be
+  // decoded, Errc::io when it cannot be read.
+  virtual Expected<NodeRecord> node(const std::string& search_id, uint64_t id) = 0;
   virtual Expected<std::string> artifact(const std::string& search_id, uint64_t node, const std::string& kind) = 0;
   // Whether one of the search's stored nodes has parameters with this params_hash (runtime/records/node.hpp):
   // every node write also writes that key, so a search's parameter index need not hold its whole history

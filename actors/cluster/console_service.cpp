@@ -38,18 +38,12 @@ std::string fmt(double v, int digits = 3) {
   return b;
 }
 
-struct Counts : NodeCounts {
-  uint64_t best = 0;
-  double best_fitness = 0;
-};
-
-Counts count(const std::vector<NodeRecord>& nodes) {
-  Counts c;
-  static_cast<NodeCounts&>(c) = count_nodes(nodes);
-  c.best = best_node(nodes);
-  for (auto& n : nodes)
-    if (n.id == c.best) c.best_fitness = n.fitness;
-  return c;
+// The digest of a stored search (counts, best, per class; memory bounded by the limits, not by the nodes), or
+// the console's error line naming what could not be read.
+Expected<SearchDigest> digest(const ClusterView& v, const std::string& search, DigestLimits limits = {}) {
+  auto d = read_digest(*v.store, search, limits);
+  if (!d) return Expected<SearchDigest>::failure(d.status().code, "search '" + search + "': " + d.status().message);
+  return d;
 }
 
 const SearchStatus* live_status(const ClusterView& v, const std::string& id) {
@@ -93,15 +87,23 @@ std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
     const std::string state = r.finished ? "finished" : l ? (l->paused ? "paused" : "running") : "stopped";
     if (js) {
       // Each open searches page asks this every 2 s: the summary (a read of every node) is cached as the tree is.
-      o << (first ? "" : ",") << cached_json(v, "summary " + r.id, cache_state(r, l), [&] {
-        return search_summary_json(r, v.store->nodes(r.id), l, v.store.get());
+      const std::string summary = cached_json(v, "summary " + r.id, cache_state(r, l), [&] {
+        auto d = digest(v, r.id);
+        if (!d) return "{\"id\":" + quote(r.id) + ",\"error\":" + quote(d.status().message) + "}";
+        return search_summary_json(r, *d, l, v.store.get());
       });
+      o << (first ? "" : ",") << summary;
     } else {
-      const auto nodes = v.store->nodes(r.id);
-      const Counts c = count(nodes);
+      auto d = digest(v, r.id);
+      if (!d) {
+        o << r.id << "  " << r.problem << "  error: " << d.status().message << "\n";
+        first = false;
+        continue;
+      }
+      const NodeCounts& c = d->counts();
       o << r.id << "  " << r.problem << "  " << state << "  evaluated " << c.evaluated << " (correct " << c.correct
-        << ", failed " << c.failed << ")  in flight " << c.in_flight << "  best " << fmt(c.best_fitness) << "x (node "
-        << c.best << ")" << (l ? "  " + fmt(l->rate, 2) + "/s" : std::string()) << "\n";
+        << ", failed " << c.failed << ")  in flight " << c.in_flight << "  best " << fmt(d->best_fitness())
+        << "x (node " << d->best() << ")" << (l ? "  " + fmt(l->rate, 2) + "/s" : std::string()) << "\n";
     }
     first = false;
   }
@@ -117,18 +119,18 @@ std::string show(const std::vector<std::string>& w, const ClusterView& v) {
   if (p.size() != 1) return "error: usage: show SEARCH [--json]\n";
   auto r = v.store->search(p[0]);
   if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
-  const auto nodes = v.store->nodes(p[0]);
-  const Counts c = count(nodes);
-  std::map<std::string, int64_t> by_status;
-  for (auto& n : nodes)
-    if (n.scored()) ++by_status[status_name(n.status)];
+  auto d = digest(v, p[0]);
+  if (!d) return "error: " + d.status().message + " (see `kevolve store verify`)\n";
+  const NodeCounts& c = d->counts();
+  const auto& by_status = d->by_status();
+  const auto classes = d->classes();
   std::ostringstream o;
   if (has_flag(w, "--json")) {
     o << "{\"id\":" << quote(r->id) << ",\"problem\":" << quote(r->problem) << ",\"strategy\":" << quote(r->strategy)
       << ",\"finished\":" << (r->finished ? "true" : "false") << ",\"stop_reason\":" << quote(r->stop_reason)
       << ",\"evaluated\":" << c.evaluated << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed
-      << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << c.best
-      << ",\"best_fitness\":" << number(c.best_fitness) << ",\"by_status\":{";
+      << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << d->best()
+      << ",\"best_fitness\":" << number(d->best_fitness()) << ",\"by_status\":{";
     bool first = true;
     for (auto& [k, n] : by_status) {
       o << (first ? "" : ",") << quote(k) << ":" << n;
@@ -136,7 +138,7 @@ std::string show(const std::vector<std::string>& w, const ClusterView& v) {
     }
     o << "},\"by_device_class\":[";
     first = true;
-    for (auto& cs : scores_by_class(nodes)) {
+    for (auto& cs : classes) {
       o << (first ? "" : ",") << "{\"device_class\":" << quote(cs.device_class) << ",\"evaluated\":" << cs.evaluated
         << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best
         << ",\"best_fitness\":" << number(cs.best_fitness) << ",\"best_ms\":" << number(cs.best_ms) << "}";
@@ -150,8 +152,7 @@ std::string show(const std::vector<std::string>& w, const ClusterView& v) {
     << "evaluated " << c.evaluated << ", correct " << c.correct << ", failed " << c.failed << ", in flight "
     << c.in_flight << "\n";
   for (auto& [k, n] : by_status) o << "  " << k << ": " << n << "\n";
-  if (c.best) o << "best: node " << c.best << ", " << fmt(c.best_fitness) << "x\n";
-  const auto classes = scores_by_class(nodes);
+  if (d->best()) o << "best: node " << d->best() << ", " << fmt(d->best_fitness()) << "x\n";
   if (!classes.empty()) o << "per device class (speedups measured on that class):\n";
   for (auto& cs : classes)
     o << "  " << cs.device_class << ": evaluated " << cs.evaluated << ", correct " << cs.correct
@@ -173,9 +174,10 @@ std::string best(const std::vector<std::string>& w, const ClusterView& v) {
   auto p = positional(w);
   if (p.size() != 1) return "error: usage: best SEARCH [--class TEXT]\n";
   if (!v.store->search(p[0])) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
-  const auto nodes = v.store->nodes(p[0]);
-  Counts c = count(nodes);
-  const auto classes = scores_by_class(nodes);
+  auto d = digest(v, p[0]);
+  if (!d) return "error: " + d.status().message + " (see `kevolve store verify`)\n";
+  uint64_t best_id = d->best();
+  const auto classes = d->classes();
   std::ostringstream o;
   // Speedups of two device classes are not comparable: with more than one, list each class's best, and
   // show the one of the class asked for (--class), else of the overall best's class.
@@ -188,16 +190,17 @@ std::string best(const std::vector<std::string>& w, const ClusterView& v) {
   if (const std::string want = class_option(w); !want.empty()) {
     const ClassScore* cs = find_class(classes, want);
     if (!cs) return "error: no device class of search " + p[0] + " contains '" + want + "' (see `show " + p[0] + "`)\n";
-    c.best = cs->best;
+    best_id = cs->best;
   }
-  if (!c.best) return o.str() + "search " + p[0] + " has no correct kernel yet\n";
-  for (auto& n : nodes)
-    if (n.id == c.best)
-      o << "best of " << p[0] << ": node " << n.id << ", " << fmt(n.fitness) << "x (candidate "
-        << fmt(n.candidate_ms, 4) << " ms vs reference " << fmt(n.reference_ms, 4) << " ms"
-        << (n.device_class.empty() ? "" : ", on " + n.device_class) << ")\n"
-        << n.message << "\n";
-  if (auto src = v.store->artifact(p[0], c.best, "source")) o << "===== source =====\n" << *src << "\n";
+  if (!best_id) return o.str() + "search " + p[0] + " has no correct kernel yet\n";
+  if (auto found = v.store->node(p[0], best_id)) {
+    const NodeRecord& n = *found;
+    o << "best of " << p[0] << ": node " << n.id << ", " << fmt(n.fitness) << "x (candidate " << fmt(n.candidate_ms, 4)
+      << " ms vs reference " << fmt(n.reference_ms, 4) << " ms"
+      << (n.device_class.empty() ? "" : ", on " + n.device_class) << ")\n"
+      << n.message << "\n";
+  }
+  if (auto src = v.store->artifact(p[0], best_id, "source")) o << "===== source =====\n" << *src << "\n";
   return o.str();
 }
 
@@ -206,11 +209,14 @@ std::string node(const std::vector<std::string>& w, const ClusterView& v) {
   uint64_t id = 0;
   if (p.size() != 2 || std::sscanf(p[1].c_str(), "%lu", &id) != 1) return "error: usage: node SEARCH NODE\n";
   if (has_flag(w, "--json")) {
-    std::string js = node_detail_json(*v.store, p[0], v.store->nodes(p[0]), id);
-    return js.empty() ? "error: search '" + p[0] + "' has no node " + p[1] + "\n" : js + "\n";
+    auto n = v.store->node(p[0], id);
+    if (!n)
+      return n.status().code == Errc::not_found ? "error: search '" + p[0] + "' has no node " + p[1] + "\n"
+                                                : "error: " + n.status().message + "\n";
+    return node_detail_json(*v.store, p[0], *n) + "\n";
   }
-  for (auto& n : v.store->nodes(p[0])) {
-    if (n.id != id) continue;
+  if (auto found = v.store->node(p[0], id)) {
+    const NodeRecord& n = *found;
     std::ostringstream o;
     o << "node " << n.id << " of " << p[0] << ": " << n.op << ", state " << (n.scored() ? "scored" : "in flight");
     if (n.scored())
@@ -243,7 +249,9 @@ std::string tree(const std::vector<std::string>& w, const ClusterView& v) {
     if (!r) return "error: no search '" + p[0] + "' in this node's store (see `searches`)\n";
     const SearchStatus* live = live_status(v, p[0]);
     return cached_json(v, p[0] + " " + std::to_string(max_nodes), cache_state(*r, live), [&] {
-      return search_tree_json(*r, v.store->nodes(p[0]), live, 0, max_nodes, v.store.get()) + "\n";
+      auto d = digest(v, p[0], tree_limits(max_nodes));
+      if (!d) return "error: " + d.status().message + "\n";
+      return search_tree_json(*r, *d, store_lookup(*v.store, p[0]), live, 0, max_nodes, v.store.get()) + "\n";
     });
   }
   const auto nodes = v.store->nodes(p[0]);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "runtime/config/run_config.hpp"
@@ -27,20 +28,13 @@ std::string state_of(const SearchRecord& r, const SearchStatus* live) {
   return live->paused ? "paused" : "running";
 }
 
-const NodeRecord* find(const std::vector<NodeRecord>& nodes, uint64_t id) {
-  for (auto& n : nodes)
-    if (n.id == id) return &n;
-  return nullptr;
-}
-
 // The summary's fields, without the braces (the tree adds its own after them).
-std::string summary_fields(const SearchRecord& r, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                           uint64_t best, Store* store) {
-  const NodeCounts c = count_nodes(nodes);
+std::string summary_fields(const SearchRecord& r, const SearchDigest& d, const SearchStatus* live, uint64_t best,
+                           double best_fitness, const std::string& best_class, Store* store) {
+  const NodeCounts& c = d.counts();
   const RunConfig cfg = stored_config(r);
-  const NodeRecord* b = find(nodes, best);
   std::string device_class = cfg.device_class;
-  if (device_class.empty() && b) device_class = b->device_class;
+  if (device_class.empty()) device_class = best_class;
   const double rate = live ? live->rate : 0;
   const int64_t budget = cfg.budget.max_evaluations;
   const bool running = state_of(r, live) == "running";
@@ -49,54 +43,56 @@ std::string summary_fields(const SearchRecord& r, const std::vector<NodeRecord>&
     << ",\"backend\":" << quote(cfg.backend) << ",\"device_class\":" << quote(device_class)
     << ",\"state\":" << quote(state_of(r, live)) << ",\"stop_reason\":" << quote(r.stop_reason)
     << ",\"evaluated\":" << c.evaluated << ",\"correct\":" << c.correct << ",\"failed\":" << c.failed
-    << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << (b ? b->id : 0)
-    << ",\"best_fitness\":" << number(b ? b->fitness : 0) << ",\"rate\":" << number(rate)
-    << ",\"per_minute\":" << number(rate * 60) << ",\"max_evaluations\":" << budget << ",\"eta_s\":"
+    << ",\"in_flight\":" << c.in_flight << ",\"best_node\":" << best << ",\"best_fitness\":" << number(best_fitness)
+    << ",\"rate\":" << number(rate) << ",\"per_minute\":" << number(rate * 60) << ",\"max_evaluations\":" << budget
+    << ",\"eta_s\":"
     << (running && rate > 0 && budget > c.evaluated ? number(static_cast<double>(budget - c.evaluated) / rate)
                                                     : std::string("null"));
-  const double vs_compile = store && b ? compile_speedup_of(*store, r.id, b->id) : 0;
+  const double vs_compile = store && best ? compile_speedup_of(*store, r.id, best) : 0;
   o << ",\"best_vs_compile\":" << (vs_compile > 0 ? number(vs_compile) : std::string("null"));
   return o.str();
 }
 
+// The digest's best, or the node `best` names (looked up when it is another).
+std::string summary_of(const SearchRecord& r, const SearchDigest& d, const NodeLookup* lookup, const SearchStatus* live,
+                       uint64_t best, Store* store) {
+  if (!best || best == d.best()) {
+    std::string cls;
+    for (auto& n : d.top())
+      if (n.id == d.best()) cls = n.device_class;
+    return summary_fields(r, d, live, d.best(), d.best_fitness(), cls, store);
+  }
+  const auto n = lookup ? (*lookup)(best) : std::nullopt;
+  return n ? summary_fields(r, d, live, n->id, n->fitness, n->device_class, store)
+           : summary_fields(r, d, live, 0, 0, "", store);
+}
+
 // Best-so-far over the evaluations (in node order, failures count): one point per new best, and the last.
-std::string curve_json(const std::vector<NodeRecord>& nodes) {
+std::string curve_json(const SearchDigest& d) {
   std::ostringstream o;
   o << "[";
-  double best = 0;
-  int64_t i = 0;
   bool first = true;
-  for (auto& n : nodes) {
-    if (!n.scored()) continue;
-    ++i;
-    if (!(n.correct() && n.fitness > best)) continue;
-    best = n.fitness;
-    o << (first ? "" : ",") << "[" << i << "," << number(best) << "," << n.id << "]";
+  for (auto& p : d.curve()) {
+    o << (first ? "" : ",") << "[" << p.index << "," << number(p.best) << "," << p.node << "]";
     first = false;
   }
-  if (i > 0) o << (first ? "" : ",") << "[" << i << "," << number(best) << ",0]";
   return o.str() + "]";
 }
 
-// Statuses of the evaluations in (at most) 20 consecutive slices: how the failure mix moved.
-std::string mix_json(const std::vector<NodeRecord>& nodes) {
-  std::vector<const NodeRecord*> scored;
-  for (auto& n : nodes)
-    if (n.scored()) scored.push_back(&n);
-  const size_t slices = std::min<size_t>(20, scored.size());
+// Statuses of the evaluations in 10 to 20 consecutive slices (fewer when short): how the failure mix moved.
+std::string mix_json(const SearchDigest& d) {
   std::ostringstream o;
   o << "[";
-  for (size_t s = 0; s < slices; ++s) {
-    const size_t lo = s * scored.size() / slices, hi = (s + 1) * scored.size() / slices;
-    std::map<std::string, int64_t> by;
-    for (size_t i = lo; i < hi; ++i) ++by[status_name(scored[i]->status)];
-    o << (s ? "," : "") << "{\"upto\":" << hi << ",\"counts\":{";
+  bool first_slice = true;
+  for (auto& s : d.mix()) {
+    o << (first_slice ? "" : ",") << "{\"upto\":" << s.upto << ",\"counts\":{";
     bool first = true;
-    for (auto& [k, v] : by) {
+    for (auto& [k, v] : s.counts) {
       o << (first ? "" : ",") << quote(k) << ":" << v;
       first = false;
     }
     o << "}}";
+    first_slice = false;
   }
   return o.str() + "]";
 }
@@ -113,11 +109,38 @@ std::string node_fields(const NodeRecord& n) {
 
 }  // namespace
 
-uint64_t best_node(const std::vector<NodeRecord>& nodes) {
-  const NodeRecord* b = nullptr;
-  for (auto& n : nodes)
-    if (n.correct() && (!b || n.fitness > b->fitness || (n.fitness == b->fitness && n.id < b->id))) b = &n;
-  return b ? b->id : 0;
+NodeLookup store_lookup(Store& store, const std::string& search) {
+  return [&store, search](uint64_t id) -> std::optional<NodeRecord> {
+    auto n = store.node(search, id);
+    if (!n) return std::nullopt;
+    return std::move(*n);
+  };
+}
+
+NodeLookup memory_lookup(const std::vector<NodeRecord>& nodes) {
+  auto by_id = std::make_shared<std::map<uint64_t, const NodeRecord*>>();
+  for (auto& n : nodes) (*by_id)[n.id] = &n;
+  return [by_id](uint64_t id) -> std::optional<NodeRecord> {
+    auto it = by_id->find(id);
+    if (it == by_id->end()) return std::nullopt;
+    return *it->second;
+  };
+}
+
+DigestLimits tree_limits(size_t max_nodes) {
+  DigestLimits l;
+  l.keep_all = max_nodes == SIZE_MAX ? SIZE_MAX : max_nodes;
+  const size_t part = std::max<size_t>(1, max_nodes == SIZE_MAX ? 1 : max_nodes / 4);
+  l.fittest = max_nodes == SIZE_MAX ? 0 : part;
+  l.latest = max_nodes == SIZE_MAX ? 0 : 2 * part;
+  return l;
+}
+
+Expected<SearchDigest> read_digest(Store& store, const std::string& search, DigestLimits limits) {
+  SearchDigest d(limits);
+  Status st = store.each_node(search, false, [&](NodeRecord& n) { d.add(n); });
+  if (!st) return Expected<SearchDigest>::failure(st);
+  return d;
 }
 
 double compile_speedup_of(Store& store, const std::string& search, uint64_t node) {
@@ -128,72 +151,89 @@ double compile_speedup_of(Store& store, const std::string& search, uint64_t node
   return at == std::string::npos ? 0 : std::max(0.0, std::atof(t->c_str() + at + key.size()));
 }
 
-std::string search_summary_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes,
-                                const SearchStatus* live, Store* store) {
+std::string search_summary_json(const SearchRecord& record, const SearchDigest& digest, const SearchStatus* live,
+                                Store* store) {
   std::string o = "{";
-  o += summary_fields(record, nodes, live, best_node(nodes), store);
+  o += summary_of(record, digest, nullptr, live, 0, store);
   o += "}";
   return o;
 }
 
-std::set<uint64_t> notable_nodes(const std::vector<NodeRecord>& nodes, uint64_t best, size_t all_up_to, size_t fittest,
-                                 size_t latest) {
+std::set<uint64_t> notable_nodes(const SearchDigest& digest, const NodeLookup& lookup, uint64_t best, size_t all_up_to,
+                                 size_t fittest, size_t latest) {
   std::set<uint64_t> keep;
-  if (nodes.size() <= all_up_to) {
-    for (auto& n : nodes) keep.insert(n.id);
+  if (digest.all() && static_cast<size_t>(digest.total()) <= all_up_to) {
+    for (auto& n : *digest.all()) keep.insert(n.id);
     return keep;
   }
-  std::map<uint64_t, const NodeRecord*> by_id;
-  for (auto& n : nodes) by_id[n.id] = &n;
-  for (uint64_t id = best; id && by_id.count(id) && keep.insert(id).second;)
-    id = by_id[id]->parents.empty() ? 0 : by_id[id]->parents.front();
-  std::vector<const NodeRecord*> fit;
-  for (auto& n : nodes)
-    if (n.correct()) fit.push_back(&n);
-  std::sort(fit.begin(), fit.end(), [](auto* a, auto* b) { return a->fitness > b->fitness; });
-  for (size_t i = 0; i < fit.size() && i < fittest; ++i) keep.insert(fit[i]->id);
-  for (size_t i = nodes.size() > latest ? nodes.size() - latest : 0; i < nodes.size(); ++i) keep.insert(nodes[i].id);
+  for (uint64_t id = best; id && !keep.count(id);) {  // the best's line of ancestors
+    const auto n = lookup(id);
+    if (!n) break;
+    keep.insert(id);
+    id = n->parents.empty() ? 0 : n->parents.front();
+  }
+  const auto fit = digest.fittest();
+  for (size_t i = 0; i < fit.size() && i < fittest; ++i) keep.insert(fit[i]);
+  const auto last = digest.latest();
+  for (size_t i = last.size() > latest ? last.size() - latest : 0; i < last.size(); ++i) keep.insert(last[i]);
   return keep;
 }
 
-std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
-                             uint64_t best, size_t max_nodes, Store* store) {
-  if (!best) best = best_node(nodes);
+std::string search_tree_json(const SearchRecord& record, const SearchDigest& digest, const NodeLookup& lookup,
+                             const SearchStatus* live, uint64_t best, size_t max_nodes, Store* store) {
+  if (!best) best = digest.best();
   std::ostringstream o;
-  o << "{" << summary_fields(record, nodes, live, best, store)
+  o << "{" << summary_of(record, digest, &lookup, live, best, store)
     << ",\"baselines\":[{\"name\":\"reference\",\"speedup\":1}";
-  for (auto& n : nodes)
-    if (n.parents.empty() && n.correct()) {
-      o << ",{\"name\":\"seed (node " << n.id << ")\",\"speedup\":" << number(n.fitness) << "}";
-      break;
-    }
-  o << "],\"curve\":" << curve_json(nodes) << ",\"mix\":" << mix_json(nodes);
-  // A large search: the notable nodes and every ancestor of theirs (the tree stays connected).
-  std::set<uint64_t> shown;
-  if (nodes.size() > max_nodes) {
-    std::map<uint64_t, const NodeRecord*> by_id;
-    for (auto& n : nodes) by_id[n.id] = &n;
+  if (digest.seed())
+    o << ",{\"name\":\"seed (node " << digest.seed() << ")\",\"speedup\":" << number(digest.seed_fitness()) << "}";
+  o << "],\"curve\":" << curve_json(digest) << ",\"mix\":" << mix_json(digest);
+  // A large search: the best's line, then the fittest, then the latest, each with every ancestor of theirs
+  // not listed yet (the tree stays connected), while they fit in max_nodes (the best's line always goes in).
+  std::map<uint64_t, NodeRecord> shown;
+  const bool all = digest.all() && static_cast<size_t>(digest.total()) <= max_nodes;
+  if (!all) {
     const size_t part = std::max<size_t>(1, max_nodes / 4);
-    for (uint64_t id : notable_nodes(nodes, best, max_nodes, part, 2 * part))
-      for (uint64_t a = id; a && by_id.count(a) && shown.insert(a).second;)
-        a = by_id[a]->parents.empty() ? 0 : by_id[a]->parents.front();
+    auto add_line = [&](uint64_t id, bool always) {
+      std::vector<NodeRecord> line;  // id and its ancestors up to the first one listed
+      for (uint64_t a = id; a && !shown.count(a);) {
+        if (!always && shown.size() + line.size() >= max_nodes) return;  // does not fit: left out
+        auto n = lookup(a);
+        if (!n) break;
+        a = n->parents.empty() ? 0 : n->parents.front();
+        line.push_back(std::move(*n));
+      }
+      for (auto& n : line) shown.emplace(n.id, std::move(n));
+    };
+    add_line(best, true);
+    const auto fit = digest.fittest();
+    for (size_t i = 0; i < fit.size() && i < part; ++i) add_line(fit[i], false);
+    const auto last = digest.latest();
+    for (size_t i = last.size(), k = 0; i > 0 && k < 2 * part; --i, ++k) add_line(last[i - 1], false);
   }
-  o << ",\"nodes_total\":" << nodes.size() << ",\"nodes_shown\":" << (shown.empty() ? nodes.size() : shown.size())
+  o << ",\"nodes_total\":" << digest.total() << ",\"nodes_shown\":" << (all ? digest.all()->size() : shown.size())
     << ",\"nodes\":[";
   bool first = true;
-  for (auto& n : nodes) {
-    if (!shown.empty() && !shown.count(n.id)) continue;
+  auto list = [&](const NodeRecord& n) {
     o << (first ? "" : ",") << "{" << node_fields(n) << "}";
     first = false;
-  }
+  };
+  if (all)
+    for (auto& n : *digest.all()) list(n);
+  else
+    for (auto& [id, n] : shown) list(n);
   o << "]}";
   return o.str();
 }
 
-std::string node_detail_json(Store& store, const std::string& search, const std::vector<NodeRecord>& nodes,
-                             uint64_t node, size_t max_artifact) {
-  const NodeRecord* n = find(nodes, node);
-  if (!n) return "";
+std::string search_tree_json(const SearchRecord& record, const std::vector<NodeRecord>& nodes, const SearchStatus* live,
+                             uint64_t best, size_t max_nodes, Store* store) {
+  return search_tree_json(record, digest_of(nodes, tree_limits(max_nodes)), memory_lookup(nodes), live, best, max_nodes,
+                          store);
+}
+
+std::string node_detail_json(Store& store, const std::string& search, const NodeRecord& node, size_t max_artifact) {
+  const NodeRecord* n = &node;
   auto artifact = [&](uint64_t id, const char* kind) {
     auto a = store.artifact(search, id, kind);
     if (!a) return std::string("null");

@@ -250,7 +250,7 @@ TEST_CASE("records stored in the earlier layout still decode, and new ones begin
   CHECK(sb.stop_reason == s.stop_reason);
 }
 
-TEST_CASE("an unreadable record is reported as corrupt, never as absent", "[store]") {
+TEST_CASE("an unreadable record is reported as corrupt, never as absent, read in a scan or by its id", "[store]") {
   const auto dir = temp_dir("corrupt");
   {
     auto s = Store::open(dir);
@@ -282,6 +282,15 @@ TEST_CASE("an unreadable record is reported as corrupt, never as absent", "[stor
   Status fine;
   (*s)->nodes("nowhere", &fine);
   CHECK(fine.ok());
+  // one node by id: found, absent, or corrupt, each said as such
+  auto one = (*s)->node("good", 3);
+  REQUIRE(one);
+  CHECK(one->id == 3);
+  CHECK((*s)->node("good", 4).code() == Errc::not_found);
+  CHECK((*s)->node("other", 1).code() == Errc::not_found);
+  auto bad = (*s)->node("good", 2);
+  CHECK(bad.code() == Errc::corrupt);
+  CHECK(bad.error().find("node 2 of search 'good'") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -33,94 +34,86 @@ std::string params_json(const Params& p) {
 // failure mix and the counts still cover every node). A page of a million nodes could not be drawn anyway.
 constexpr size_t kReportTreeNodes = 20000;
 
+// The search as the store has it (opened read-only: a running search may hold it) and the digest of its
+// nodes: one pass, memory bounded by the tree's cap and the re-timed few, not by the search's length.
+struct StoredSearch {
+  std::unique_ptr<Store> store;
+  SearchRecord record;
+  SearchDigest digest;
+};
+
 // The data of report.html's search view: the same JSON the dashboard's API gives (actors/cluster/search_view),
-// with `best` (the node the text names) as the ringed best, the details of the nodes, and the top ten.
-std::string view_data(Store& store, const SearchRecord& rec, const std::vector<NodeRecord>& nodes, uint64_t best) {
+// with `best` (the node the text names) as the ringed best, the details of the notable nodes, and the top ten.
+std::string view_data(const StoredSearch& s, uint64_t best) {
+  const auto lookup = cluster::store_lookup(*s.store, s.record.id);
   std::ostringstream o;
-  o << "{\"search\":" << cluster::search_tree_json(rec, nodes, nullptr, best, kReportTreeNodes, &store)
+  o << "{\"search\":"
+    << cluster::search_tree_json(s.record, s.digest, lookup, nullptr, best, kReportTreeNodes, s.store.get())
     << ",\"nodes\":{";
   bool first = true;
-  for (uint64_t id : cluster::notable_nodes(nodes, best)) {
-    o << (first ? "" : ",") << "\"" << id << "\":" << cluster::node_detail_json(store, rec.id, nodes, id, 64 * 1024);
+  for (uint64_t id : cluster::notable_nodes(s.digest, lookup, best)) {
+    auto n = lookup(id);
+    if (!n) continue;
+    o << (first ? "" : ",") << "\"" << id << "\":" << cluster::node_detail_json(*s.store, s.record.id, *n, 64 * 1024);
     first = false;
   }
-  std::vector<const NodeRecord*> top;
-  for (auto& n : nodes)
-    if (n.correct()) top.push_back(&n);
-  std::sort(top.begin(), top.end(),
-            [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
+  const auto top = s.digest.top();
   o << "},\"top\":[";
   for (size_t i = 0; i < top.size() && i < 10; ++i)
-    o << (i ? "," : "") << "{\"node\":" << top[i]->id << ",\"speedup\":" << json::number(top[i]->fitness)
-      << ",\"candidate_ms\":" << json::number(top[i]->candidate_ms)
-      << ",\"device_class\":" << json::quote(top[i]->device_class) << "}";
+    o << (i ? "," : "") << "{\"node\":" << top[i].id << ",\"speedup\":" << json::number(top[i].fitness)
+      << ",\"candidate_ms\":" << json::number(top[i].candidate_ms)
+      << ",\"device_class\":" << json::quote(top[i].device_class) << "}";
   o << "]}";
   return o.str();
 }
 
-// The search as the store has it (opened read-only: a running search may hold it), its nodes in id order
-// (each record held once: no graph, no copies).
-struct StoredSearch {
-  std::unique_ptr<Store> store;
-  SearchRecord record;
-  std::vector<NodeRecord> nodes;
-};
-
 Expected<StoredSearch> read_search(const ReportRequest& q) {
   using R = Expected<StoredSearch>;
-  StoredSearch out;
   auto opened = Store::open(q.store, /*read_only=*/true);
   if (!opened) return R::failure(opened.status());
-  out.store = std::move(*opened);
-  auto rec = out.store->search(q.search_id);
+  auto rec = (*opened)->search(q.search_id);
   if (!rec) return R::failure(rec.status());
-  out.record = *rec;
-  Status unreadable;
-  out.nodes = out.store->nodes(q.search_id, &unreadable);
-  if (!unreadable) return R::failure(unreadable.code, "store " + q.store + ": " + unreadable.message);
-  return out;
+  DigestLimits limits = cluster::tree_limits(kReportTreeNodes);
+  limits.top_records = static_cast<size_t>(std::max(10, q.retime_top));
+  auto digest = cluster::read_digest(**opened, q.search_id, limits);
+  if (!digest) return R::failure(digest.status().code, "store " + q.store + ": " + digest.status().message);
+  return StoredSearch{std::move(*opened), *rec, std::move(*digest)};
 }
 
 // Counts of scored nodes, in total and per status name.
-ReportSummary summarize(const std::vector<NodeRecord>& nodes, std::map<std::string, int64_t>& by_status) {
+ReportSummary summarize(const SearchDigest& d) {
   ReportSummary sum;
-  const NodeCounts c = count_nodes(nodes);
-  sum.evaluated = c.evaluated;
-  sum.correct = c.correct;
-  sum.failed = c.failed;
-  for (auto& n : nodes)
-    if (n.scored()) ++by_status[status_name(n.status)];
+  sum.evaluated = d.counts().evaluated;
+  sum.correct = d.counts().correct;
+  sum.failed = d.counts().failed;
   return sum;
 }
 
 struct Retimed {
-  const NodeRecord* node;
+  NodeRecord node;
   EvalResult result;
 };
 
 // The best node: the highest speedup among the top `retime_top` correct nodes re-timed in a fresh
 // evaluator worker (their search-time fitness decides only when nothing could be re-timed).
 struct BestPick {
-  const NodeRecord* node = nullptr;
+  std::optional<NodeRecord> node;
   EvalResult eval;  // its re-timing, when there was one and it was ok
   std::vector<Retimed> retimed;
   bool retimed_ok() const { return eval.status == EvalStatus::ok && eval.speedup > 0; }
 };
 
 BestPick pick_best(const ReportRequest& q, StoredSearch& s) {
-  std::vector<const NodeRecord*> top;
-  for (auto& n : s.nodes)
-    if (n.correct()) top.push_back(&n);
-  std::sort(top.begin(), top.end(),
-            [](auto* a, auto* b) { return a->fitness != b->fitness ? a->fitness > b->fitness : a->id < b->id; });
+  std::vector<NodeRecord> top = s.digest.top();
   if (top.size() > static_cast<size_t>(std::max(1, q.retime_top)))
     top.resize(static_cast<size_t>(std::max(1, q.retime_top)));
   BestPick pick;
-  pick.node = top.empty() ? nullptr : top.front();
+  if (!top.empty()) pick.node = top.front();
   if (!backend_traits(q.backend).evaluates || q.retime_top <= 0 || top.empty()) return pick;
   auto fresh = make_backend(q.backend);
   double best_retimed = -1;
-  for (auto* n : top) {
+  for (auto& node : top) {
+    const NodeRecord* n = &node;
     auto src = s.store->artifact(q.search_id, n->id, "source");
     if (!src) continue;
     Candidate c;
@@ -128,10 +121,10 @@ BestPick pick_best(const ReportRequest& q, StoredSearch& s) {
     c.entry = q.spec.entry;
     c.language = candidate_language(q.backend);
     EvalResult r = fresh->evaluate_source(q.spec, c, q.retime);
-    pick.retimed.push_back({n, r});
+    pick.retimed.push_back({*n, r});
     if (r.status == EvalStatus::ok && r.speedup > best_retimed) {
       best_retimed = r.speedup;
-      pick.node = n;
+      pick.node = *n;
       pick.eval = r;
     }
   }
@@ -144,8 +137,8 @@ std::string retimed_json(const BestPick& pick) {
   js << "[";
   for (size_t i = 0; i < pick.retimed.size(); ++i) {
     const auto& [n, r] = pick.retimed[i];
-    js << (i ? "," : "") << "{\"node_id\":" << n->id << ",\"status\":" << json::quote(status_name(r.status))
-       << ",\"search_speedup\":" << json::number(n->fitness) << ",\"speedup\":" << json::number(r.speedup)
+    js << (i ? "," : "") << "{\"node_id\":" << n.id << ",\"status\":" << json::quote(status_name(r.status))
+       << ",\"search_speedup\":" << json::number(n.fitness) << ",\"speedup\":" << json::number(r.speedup)
        << ",\"candidate_ms\":" << json::number(r.candidate.median_ms)
        << ",\"reference_ms\":" << json::number(r.reference.median_ms) << "}";
   }
@@ -155,7 +148,7 @@ std::string retimed_json(const BestPick& pick) {
 
 std::string best_json(const BestPick& pick, const ReportSummary& sum) {
   if (!pick.node) return "null";
-  const NodeRecord* best = pick.node;
+  const NodeRecord* best = &*pick.node;
   const EvalResult& e = pick.eval;
   const bool ok = pick.retimed_ok();
   std::ostringstream js;
@@ -172,11 +165,11 @@ std::string best_json(const BestPick& pick, const ReportSummary& sum) {
   return js.str();
 }
 
-std::string classes_json(const std::vector<NodeRecord>& nodes) {
+std::string classes_json(const SearchDigest& d) {
   std::ostringstream js;
   js << "[";
   bool first = true;
-  for (auto& cs : scores_by_class(nodes)) {
+  for (auto& cs : d.classes()) {
     js << (first ? "" : ",") << "{\"device_class\":" << json::quote(cs.device_class)
        << ",\"evaluated\":" << cs.evaluated << ",\"correct\":" << cs.correct << ",\"best_node\":" << cs.best
        << ",\"best_speedup\":" << json::number(cs.best_fitness) << ",\"best_ms\":" << json::number(cs.best_ms) << "}";
@@ -187,8 +180,7 @@ std::string classes_json(const std::vector<NodeRecord>& nodes) {
 }
 
 // report.json: the search, its best kernel, counts, the re-timings, fitness per device class, the method.
-std::string report_json(const ReportRequest& q, const StoredSearch& s, const ReportSummary& sum,
-                        const std::map<std::string, int64_t>& by_status, const BestPick& pick,
+std::string report_json(const ReportRequest& q, const StoredSearch& s, const ReportSummary& sum, const BestPick& pick,
                         const std::string& nsight) {
   const SearchRecord& rec = s.record;
   std::ostringstream js;
@@ -198,11 +190,11 @@ std::string report_json(const ReportRequest& q, const StoredSearch& s, const Rep
   js << ",\"counts\":{\"evaluated\":" << sum.evaluated << ",\"correct\":" << sum.correct << ",\"failed\":" << sum.failed
      << ",\"by_status\":{";
   bool first = true;
-  for (auto& [k, v] : by_status) {
+  for (auto& [k, v] : s.digest.by_status()) {
     js << (first ? "" : ",") << json::quote(k) << ":" << v;
     first = false;
   }
-  js << "}},\"retimed\":" << retimed_json(pick) << ",\"device_classes\":" << classes_json(s.nodes);
+  js << "}},\"retimed\":" << retimed_json(pick) << ",\"device_classes\":" << classes_json(s.digest);
   if (!nsight.empty()) js << ",\"nsight\":" << json::quote(nsight);
   js << ",\"method\":"
      << json::quote(backend_traits(q.backend).evaluates
@@ -236,8 +228,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   auto read = read_search(q);
   if (!read) return R::failure(read.status());
   StoredSearch& s = *read;
-  std::map<std::string, int64_t> by_status;
-  ReportSummary sum = summarize(s.nodes, by_status);
+  ReportSummary sum = summarize(s.digest);
   const BestPick pick = pick_best(q, s);
   if (pick.node) {
     sum.best_node = pick.node->id;
@@ -255,7 +246,7 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   fs::create_directories(out / "best", ec);
   if (ec) return R::failure(Errc::io, "cannot create " + (out / "best").string() + ": " + ec.message());
   std::vector<std::pair<fs::path, std::string>> files;
-  files.push_back({out / "report.json", report_json(q, s, sum, by_status, pick, nsight)});
+  files.push_back({out / "report.json", report_json(q, s, sum, pick, nsight)});
   if (pick.node) {
     if (auto src = s.store->artifact(q.search_id, pick.node->id, "source"))
       files.push_back({out / "best" / best_source_name(q.backend), *src});
@@ -270,8 +261,8 @@ Expected<ReportSummary> write_report(const ReportRequest& q) {
   if (pick.node)
     text << "best: node " << pick.node->id << ", " << sum.best_speedup << "x over libtorch"
          << (pick.retimed_ok() ? " (re-timed)" : "") << "\n";
-  files.push_back({out / "report.html", dashboard::report_page("kevolve: " + q.search_id, text.str(),
-                                                               view_data(*s.store, rec, s.nodes, sum.best_node))});
+  files.push_back({out / "report.html",
+                   dashboard::report_page("kevolve: " + q.search_id, text.str(), view_data(s, sum.best_node))});
   for (auto& [path, content] : files)
     if (auto ok = write_file(path, content); !ok) return R::failure(ok);
   return sum;
