@@ -89,12 +89,23 @@ void SearchDigest::add(NodeRecord& n) {
       seed_fitness_ = n.fitness;
     }
     if (limits_.fittest > 0) {
-      fittest_.push_back({n.fitness, n.id});
-      if (fittest_.size() >= 2 * limits_.fittest) trim(fittest_, limits_.fittest, pair_key);
+      // once trimmed, a node below the last kept one can never enter
+      if (!fittest_floor_ || fitter(n.fitness, n.id, fittest_floor_->first, fittest_floor_->second)) {
+        fittest_.push_back({n.fitness, n.id});
+        if (fittest_.size() >= 2 * limits_.fittest) {
+          trim(fittest_, limits_.fittest, pair_key);
+          fittest_floor_ = fittest_.back();
+        }
+      }
     }
     if (limits_.top_records > 0) {
-      top_.push_back(n);  // a copy: `all_` may take the record below
-      if (top_.size() >= 2 * limits_.top_records) trim(top_, limits_.top_records, record_key);
+      if (!top_floor_ || fitter(n.fitness, n.id, top_floor_->first, top_floor_->second)) {
+        top_.push_back(n);  // a copy: `all_` may take the record below
+        if (top_.size() >= 2 * limits_.top_records) {
+          trim(top_, limits_.top_records, record_key);
+          top_floor_ = record_key(top_.back());
+        }
+      }
     }
   }
   if (limits_.latest > 0) {

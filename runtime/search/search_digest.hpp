@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,8 @@ class SearchDigest {
   std::map<std::string, ClassScore> classes_;
   mutable std::vector<NodeRecord> top_;                       // trimmed to top_records when it doubles
   mutable std::vector<std::pair<double, uint64_t>> fittest_;  // likewise
+  // (fitness, id) of the last kept after the latest trim: a node not fitter can never enter
+  std::optional<std::pair<double, uint64_t>> top_floor_, fittest_floor_;
   std::deque<uint64_t> latest_;
   std::vector<NodeRecord> all_;
   bool all_overflowed_ = false;

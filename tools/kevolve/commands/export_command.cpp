@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -53,11 +54,14 @@ std::string locate(const ExportArgs& a, std::string& problem, ExportRequest& r) 
     if (!cfg) return cfg.error();
     auto store = Store::open(cfg->store, true);
     if (!store) return store.error();
-    const NodeRecord* best = nullptr;
-    auto nodes = (*store)->nodes(cfg->search_id);
-    for (auto& n : nodes)
-      if (n.correct() && (!best || n.fitness > best->fitness)) best = &n;
-    if (!best) return "search '" + cfg->search_id + "' in " + cfg->store + " has no correct kernel yet";
+    // the best in one pass over the nodes, none held; an unreadable node stops the export (it could be the best)
+    std::optional<NodeRecord> best_node;
+    Status read = (*store)->each_node(cfg->search_id, false, [&](NodeRecord& n) {
+      if (n.correct() && (!best_node || n.fitness > best_node->fitness)) best_node = std::move(n);
+    });
+    if (!read) return "store " + cfg->store + ": " + read.message + " (see `kevolve store verify`)";
+    if (!best_node) return "search '" + cfg->search_id + "' in " + cfg->store + " has no correct kernel yet";
+    const NodeRecord* best = &*best_node;
     auto s = (*store)->artifact(cfg->search_id, best->id, "source");
     if (!s) return s.error();
     r.source = *s;

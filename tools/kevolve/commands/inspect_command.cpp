@@ -77,15 +77,16 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
-    const NodeRecord* n = nullptr;
-    auto nodes = (*store)->nodes(cfg->search_id);
-    for (auto& x : nodes)
-      if (x.id == *id) n = &x;
-    if (!n) {
-      std::cerr << "kevolve inspect: search '" << cfg->search_id << "' has no node " << *id << "\n";
+    auto found = (*store)->node(cfg->search_id, *id);  // one point read, whatever the search's length
+    if (!found) {
+      if (found.code() == Errc::not_found)
+        std::cerr << "kevolve inspect: search '" << cfg->search_id << "' has no node " << *id << "\n";
+      else
+        std::cerr << "kevolve inspect: " << found.error() << " (see `kevolve store verify`)\n";
       exit_code = 2;
       return;
     }
+    const NodeRecord* n = &*found;
     if (!artifact->empty()) {
       auto a = (*store)->artifact(cfg->search_id, *id, *artifact);
       if (!a) {
