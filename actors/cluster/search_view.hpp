@@ -1,10 +1,13 @@
 // A search as the dashboard and the report draw it, in JSON, from the store (and the live status when the
 // search runs on this node). Pure C++ over the store: the console's `searches --json`, `tree SEARCH --json`
 // and `node SEARCH NODE --json` answer with these, and report.html embeds the same from a stored search.
+// A stored search is read in one pass into a SearchDigest (runtime/search/search_digest.hpp) and the nodes
+// a view lists are read by id: memory follows what is shown, not the search's length.
 //
 //   summary : id, problem, strategy, backend, device class, state, counts, best, rate, budget, ETA
-//   tree    : the summary + every node (id, parents, op, status, fitness), the best-so-far curve, the
-//             failure mix over the evaluations, the baselines (reference 1x, the seed kernel)
+//   tree    : the summary + its nodes (id, parents, op, status, fitness; all, or up to a cap the notable
+//             ones with their ancestors), the best-so-far curve, the failure mix over the evaluations,
+//             the baselines (reference 1x, the seed kernel)
 //   node    : one node's record and artifacts (source and its parent's, report, timings, diagnosis,
 //             profile, prompt and reply)
 #pragma once
