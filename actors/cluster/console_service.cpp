@@ -89,7 +89,9 @@ std::string searches(const std::vector<std::string>& w, const ClusterView& v) {
       // Each open searches page asks this every 2 s: the summary (a read of every node) is cached as the tree is.
       const std::string summary = cached_json(v, "summary " + r.id, cache_state(r, l), [&] {
         auto d = digest(v, r.id);
-        if (!d) return "{\"id\":" + quote(r.id) + ",\"error\":" + quote(d.status().message) + "}";
+        if (!d)  // the page shows the search and what could not be read, never counts from a partial read
+          return "{\"id\":" + quote(r.id) + ",\"problem\":" + quote(r.problem) + ",\"strategy\":" + quote(r.strategy) +
+                 ",\"state\":\"unreadable\",\"error\":" + quote(d.status().message) + "}";
         return search_summary_json(r, *d, l, v.store.get());
       });
       o << (first ? "" : ",") << summary;

@@ -40,6 +40,13 @@ const char* live_script() {
       'ETA to budget', ''].map(function (h) {
         return el('th', {text: h}); })));
     searches.forEach(function (s) {
+      if (s.error) {  // its nodes could not be read: say so instead of counts
+        t.appendChild(el('tr', {'data-search': s.id},
+          el('td', {}, el('a', {href: '#/search/' + encodeURIComponent(s.id), text: s.id})),
+          el('td', {text: s.problem}), el('td', {text: s.strategy}),
+          el('td', {class: 'error', colspan: '10', text: 'unreadable: ' + s.error})));
+        return;
+      }
       t.appendChild(el('tr', {'data-search': s.id},
         el('td', {}, el('a', {href: '#/search/' + encodeURIComponent(s.id), text: s.id})),
         el('td', {text: s.problem}), el('td', {text: s.strategy}),

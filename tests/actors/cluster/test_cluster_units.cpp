@@ -11,6 +11,7 @@
 #include "actors/cluster/hmac.hpp"
 #include "actors/cluster/search_view.hpp"
 #include "runtime/core/host_port.hpp"
+#include "tests/test_support/raw_store.hpp"
 
 using namespace kevolve;
 namespace fs = std::filesystem;
@@ -101,6 +102,55 @@ TEST_CASE("console commands answer from the store and the live view", "[cluster]
   CHECK(cluster::console_command({"frobnicate"}, v).rfind("error: unknown command", 0) == 0);
   CHECK(cluster::console_command({"submit", "x.toml"}, v).rfind("error: 'submit' needs the running node", 0) == 0);
   store.reset();
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a search with a node that cannot be read is named as unreadable by every view, never counted short",
+          "[cluster]") {
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-unreadable-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  {
+    auto st = Store::open(dir);
+    REQUIRE(st);
+    StoreBatch b;
+    SearchRecord r;
+    r.id = "s1";
+    r.problem = "gelu";
+    r.strategy = "greedy";
+    r.next_node = 4;
+    b.searches.push_back(r);
+    for (uint64_t i = 1; i <= 3; ++i) {
+      NodeRecord n;
+      n.id = i;
+      n.state = NodeState::scored;
+      n.status = EvalStatus::ok;
+      n.fitness = 1.0 + static_cast<double>(i);
+      b.nodes.push_back({"s1", n});
+    }
+    REQUIRE((*st)->write(b));
+  }
+  test::put_raw(dir, "nodes", test::node_key("s1", 2), "not a node");
+  auto st = Store::open(dir, true);
+  REQUIRE(st);
+  cluster::ClusterView v;
+  v.store = std::move(*st);
+  const std::string list = cluster::console_command({"searches", "--json"}, v);
+  CHECK(list.find("\"state\":\"unreadable\"") != std::string::npos);
+  CHECK(list.find("node 2") != std::string::npos);
+  CHECK(list.find("\"evaluated\"") == std::string::npos);  // no counts from the two nodes that could be read
+  CHECK(cluster::console_command({"searches"}, v).find("error:") != std::string::npos);
+  for (auto words : std::vector<std::vector<std::string>>{
+           {"show", "s1"}, {"best", "s1"}, {"tree", "s1", "--json"}, {"tree", "s1", "--json", "--max-nodes", "2"}}) {
+    INFO(words[0]);
+    const std::string out = cluster::console_command(words, v);
+    CHECK(out.rfind("error:", 0) == 0);
+    CHECK(out.find("node 2") != std::string::npos);
+  }
+  const std::string node2 = cluster::console_command({"node", "s1", "2", "--json"}, v);
+  CHECK(node2.rfind("error:", 0) == 0);
+  CHECK(node2.find("cannot be decoded") != std::string::npos);
+  CHECK(cluster::console_command({"node", "s1", "3", "--json"}, v).find("\"id\":3") != std::string::npos);
+  v.store.reset();
   fs::remove_all(dir);
 }
 
