@@ -56,12 +56,7 @@ std::string summary_fields(const SearchRecord& r, const SearchDigest& d, const S
 // The digest's best, or the node `best` names (looked up when it is another).
 std::string summary_of(const SearchRecord& r, const SearchDigest& d, const NodeLookup* lookup, const SearchStatus* live,
                        uint64_t best, Store* store) {
-  if (!best || best == d.best()) {
-    std::string cls;
-    for (auto& n : d.top())
-      if (n.id == d.best()) cls = n.device_class;
-    return summary_fields(r, d, live, d.best(), d.best_fitness(), cls, store);
-  }
+  if (!best || best == d.best()) return summary_fields(r, d, live, d.best(), d.best_fitness(), d.best_class(), store);
   const auto n = lookup ? (*lookup)(best) : std::nullopt;
   return n ? summary_fields(r, d, live, n->id, n->fitness, n->device_class, store)
            : summary_fields(r, d, live, 0, 0, "", store);
@@ -97,6 +92,9 @@ std::string mix_json(const SearchDigest& d) {
   return o.str() + "]";
 }
 
+// A capped tree lists the `part` fittest and the 2 * `part` latest (with their ancestors).
+size_t tree_part(size_t max_nodes) { return std::max<size_t>(1, max_nodes / 4); }
+
 std::string node_fields(const NodeRecord& n) {
   std::ostringstream o;
   o << "\"id\":" << n.id << ",\"parents\":[";
@@ -129,10 +127,10 @@ NodeLookup memory_lookup(const std::vector<NodeRecord>& nodes) {
 
 DigestLimits tree_limits(size_t max_nodes) {
   DigestLimits l;
-  l.keep_all = max_nodes == SIZE_MAX ? SIZE_MAX : max_nodes;
-  const size_t part = std::max<size_t>(1, max_nodes == SIZE_MAX ? 1 : max_nodes / 4);
-  l.fittest = max_nodes == SIZE_MAX ? 0 : part;
-  l.latest = max_nodes == SIZE_MAX ? 0 : 2 * part;
+  l.keep_all = max_nodes;
+  if (max_nodes == SIZE_MAX) return l;  // every node listed: no notable ones needed
+  l.fittest = tree_part(max_nodes);
+  l.latest = 2 * tree_part(max_nodes);
   return l;
 }
 
@@ -193,7 +191,7 @@ std::string search_tree_json(const SearchRecord& record, const SearchDigest& dig
   std::map<uint64_t, NodeRecord> shown;
   const bool all = digest.all() && static_cast<size_t>(digest.total()) <= max_nodes;
   if (!all) {
-    const size_t part = std::max<size_t>(1, max_nodes / 4);
+    const size_t part = tree_part(max_nodes);
     auto add_line = [&](uint64_t id, bool always) {
       std::vector<NodeRecord> line;  // id and its ancestors up to the first one listed
       for (uint64_t a = id; a && !shown.count(a);) {

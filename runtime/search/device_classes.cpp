@@ -3,7 +3,15 @@
 namespace kevolve {
 namespace {
 
-void add(std::map<std::string, ClassScore>& by, const NodeRecord& n) {
+std::vector<ClassScore> flatten(std::map<std::string, ClassScore> by) {
+  std::vector<ClassScore> out;
+  for (auto& [k, c] : by) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace
+
+void add_class_score(std::map<std::string, ClassScore>& by, const NodeRecord& n) {
   if (!n.scored() || n.device_class.empty()) return;
   ClassScore& c = by[n.device_class];
   c.device_class = n.device_class;
@@ -17,23 +25,15 @@ void add(std::map<std::string, ClassScore>& by, const NodeRecord& n) {
   }
 }
 
-std::vector<ClassScore> flatten(std::map<std::string, ClassScore> by) {
-  std::vector<ClassScore> out;
-  for (auto& [k, c] : by) out.push_back(std::move(c));
-  return out;
-}
-
-}  // namespace
-
 std::vector<ClassScore> scores_by_class(const std::vector<NodeRecord>& nodes) {
   std::map<std::string, ClassScore> by;
-  for (auto& n : nodes) add(by, n);
+  for (auto& n : nodes) add_class_score(by, n);
   return flatten(std::move(by));
 }
 
 std::vector<ClassScore> scores_by_class(const std::map<uint64_t, NodeRecord>& nodes) {
   std::map<std::string, ClassScore> by;
-  for (auto& [id, n] : nodes) add(by, n);
+  for (auto& [id, n] : nodes) add_class_score(by, n);
   return flatten(std::move(by));
 }
 

@@ -21,6 +21,9 @@ struct ClassScore {
   double best_ms = 0;  // its candidate time
 };
 
+// Counts one more node into its class's entry (nodes not scored or without a class count nowhere).
+void add_class_score(std::map<std::string, ClassScore>& by_class, const NodeRecord& n);
+
 // One entry per device class among the scored nodes, ordered by class name.
 std::vector<ClassScore> scores_by_class(const std::vector<NodeRecord>& nodes);
 std::vector<ClassScore> scores_by_class(const std::map<uint64_t, NodeRecord>& nodes);

@@ -61,19 +61,7 @@ void SearchDigest::add(NodeRecord& n) {
     ++slice_fill_;
     mix_.back().upto = scored_;
     ++mix_.back().counts[status];
-    if (!n.device_class.empty()) {
-      ClassScore& c = classes_[n.device_class];
-      c.device_class = n.device_class;
-      ++c.evaluated;
-      if (n.correct()) {
-        ++c.correct;
-        if (!c.best || fitter(n.fitness, n.id, c.best_fitness, c.best)) {
-          c.best = n.id;
-          c.best_fitness = n.fitness;
-          c.best_ms = n.candidate_ms;
-        }
-      }
-    }
+    add_class_score(classes_, n);
   }
   if (n.correct()) {
     if (n.fitness > curve_best_) {
@@ -83,6 +71,7 @@ void SearchDigest::add(NodeRecord& n) {
     if (!best_ || fitter(n.fitness, n.id, best_fitness_, best_)) {
       best_ = n.id;
       best_fitness_ = n.fitness;
+      best_class_ = n.device_class;
     }
     if (!seed_ && n.parents.empty()) {
       seed_ = n.id;

@@ -51,7 +51,8 @@ class SearchDigest {
   const std::map<std::string, int64_t>& by_status() const { return by_status_; }  // scored nodes per status
   uint64_t best() const { return best_; }  // highest fitness among correct nodes, lowest id on ties; 0: none
   double best_fitness() const { return best_fitness_; }
-  uint64_t seed() const { return seed_; }  // the first correct node without parents; 0: none
+  const std::string& best_class() const { return best_class_; }  // the device class that measured the best
+  uint64_t seed() const { return seed_; }                        // the first correct node without parents; 0: none
   double seed_fitness() const { return seed_fitness_; }
   std::vector<CurvePoint> curve() const;  // one point per new best above 0, then the closing one
   std::vector<MixSlice> mix() const;
@@ -70,6 +71,7 @@ class SearchDigest {
   std::map<std::string, int64_t> by_status_;
   uint64_t best_ = 0, seed_ = 0;
   double best_fitness_ = 0, seed_fitness_ = 0;
+  std::string best_class_;
   std::vector<CurvePoint> curve_;
   std::vector<MixSlice> mix_;
   int64_t slice_size_ = 1, slice_fill_ = 0;  // scored nodes per slice; in the last one
