@@ -38,7 +38,7 @@ const at::Tensor& find_input(const std::vector<at::Tensor>& made, const ProblemS
   throw GenError{"generator refers to unknown input '" + name + "'"};
 }
 
-// Sorts each segment [starts[i], starts[i+1]) of a flat 1-D tensor in place.
+// Sorts each segment [bounds[i], bounds[i+1]) of a flat 1-D tensor in place.
 template <class T>
 void sort_segments(at::Tensor& flat, const std::vector<int64_t>& bounds) {
   T* p = flat.data_ptr<T>();
@@ -98,11 +98,12 @@ at::Tensor generate(const ProblemSpec& spec, const TensorSpec& in, const ShapeBi
   if (g.kind == "segment_sorted") {
     std::vector<int64_t> bounds{0};
     if (g.names.count("lengths")) {
-      const at::Tensor l = find_input(made, spec, g.names.at("lengths")).reshape({-1}).to(at::kLong).cpu();
-      for (int64_t i = 0; i < l.numel(); ++i)
-        bounds.push_back(bounds.back() + std::max<int64_t>(0, l[i].item<int64_t>()));
+      const at::Tensor l = find_input(made, spec, g.names.at("lengths")).reshape({-1}).to(at::kLong).cpu().contiguous();
+      const int64_t* len = l.data_ptr<int64_t>();
+      bounds.reserve(static_cast<size_t>(l.numel()) + 1);
+      for (int64_t i = 0; i < l.numel(); ++i) bounds.push_back(bounds.back() + std::max<int64_t>(0, len[i]));
     } else {
-      const at::Tensor o = find_input(made, spec, g.names.at("offsets")).reshape({-1}).to(at::kLong).cpu();
+      const at::Tensor o = find_input(made, spec, g.names.at("offsets")).reshape({-1}).to(at::kLong).cpu().contiguous();
       bounds.assign(o.data_ptr<int64_t>(), o.data_ptr<int64_t>() + o.numel());
     }
     const int64_t total = bounds.back();
