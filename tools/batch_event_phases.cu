@@ -21,6 +21,11 @@ __global__ void empty_kernel(const kv_cuda_args a) {
 }
 
 int main(int argc, char** argv) {
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s NAME GRID BLOCK DYNAMIC_SMEM (the launch the candidate's @kevolve lines give at B = 262144)\n",
+            argv[0]);
+    return 2;
+  }
   const long long B = 262144;
   const unsigned grid = atoi(argv[2]), block = atoi(argv[3]), smem = atoi(argv[4]);
   std::mt19937_64 rng(11);

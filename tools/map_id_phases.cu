@@ -12,6 +12,10 @@
 #include KV_SRC
 #include "phase_timing.cuh"
 int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s NAME (a label printed on every line)\n", argv[0]);
+    return 2;
+  }
   const long long K = 1 << 20, N = 1 << 24;
   std::mt19937_64 rng(7);
   std::vector<long long> keys;
