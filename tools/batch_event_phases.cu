@@ -8,9 +8,11 @@
 //   ./phases NAME GRID BLOCK DYNAMIC_SMEM   (the launch its @kevolve lines give at B = 262144)
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <thread>
 #include <vector>
 #include KV_SRC
 #include "phase_timing.cuh"
@@ -18,6 +20,15 @@
 __global__ void empty_kernel(const kv_cuda_args a) {
   extern __shared__ unsigned char unused[];
   if (a.n_params < 0) unused[threadIdx.x] = 0;
+}
+
+// Holds its SM (one block of 1024 threads and 200 KB of shared memory) for ns nanoseconds of wall time.
+__global__ void hold_sm(unsigned long long ns) {
+  extern __shared__ unsigned char unused[];
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+  if (t == 0) unused[threadIdx.x] = 0;
 }
 
 int main(int argc, char** argv) {
@@ -51,7 +62,7 @@ int main(int argc, char** argv) {
     });
     printf("%s empty launch: median %.4f ms\n", argv[1], t.median);
   }
-  for (long long K : {16ll, 0ll, 64ll, 16ll}) {
+  auto args = [&](long long K) {
     kv_cuda_args a = {};
     a.inputs[0] = lengths;
     a.inputs[1] = values;
@@ -62,17 +73,12 @@ int main(int argc, char** argv) {
     a.n_outputs = 2;
     a.n_params = 1;
     a.params[0] = K;
+    return a;
+  };
+  // the outputs' wrong elements against the definition, for K
+  auto wrong = [&](long long K) {
     long long m = 0;
     for (auto l : len) m += std::min(l, K);
-    const PhaseTimes t = time_calls(flush, [&] {
-      batch_event_truncate_kernel<<<grid, block, smem>>>(a);
-      return true;
-    });
-    if (!t.ok) {
-      printf("launch error\n");
-      return 1;
-    }
-    // output check against the definition
     std::vector<long long> ov(m), ol(B);
     cudaMemcpy(ov.data(), out_values.data, m * 8, cudaMemcpyDeviceToHost);
     cudaMemcpy(ol.data(), out_lengths.data, B * 8, cudaMemcpyDeviceToHost);
@@ -84,9 +90,54 @@ int main(int argc, char** argv) {
       in += len[b];
       o += k;
     }
+    return bad;
+  };
+  for (long long K : {16ll, 0ll, 64ll, 16ll}) {
+    const kv_cuda_args a = args(K);
+    long long m = 0;
+    for (auto l : len) m += std::min(l, K);
+    const PhaseTimes t = time_calls(flush, [&] {
+      batch_event_truncate_kernel<<<grid, block, smem>>>(a);
+      return true;
+    });
+    if (!t.ok) {
+      printf("launch error\n");
+      return 1;
+    }
+    const long long bad = wrong(K);
     const double bytes = 8.0 * (2 * B + 2 * m);  // lengths in, lengths out, kept values in and out
     printf("%s K=%lld: median %.4f ms (p10 %.4f p90 %.4f), %lld wrong, kept %lld, %.0f GB/s of kept bytes\n", argv[1],
            K, t.median, t.p10, t.p90, bad, m, bytes / t.median / 1e6);
+  }
+  // Forward progress when the grid does not fit: another stream's kernel holds most SMs for 20 ms, so only
+  // part of the grid is resident at first; a block that waited for a chunk whose block cannot start would
+  // hang here (reported after 10 s of wall time, when the holder has long finished).
+  {
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    const int held = sms - sms / 8, hold_smem = 200 * 1024;
+    cudaFuncSetAttribute(hold_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, hold_smem);
+    cudaStream_t s1, s2;
+    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    cudaMemset(out_values.data, 0, out_values.shape[0] * 8);
+    cudaMemset(out_lengths.data, 0, B * 8);
+    cudaDeviceSynchronize();
+    hold_sm<<<held, 1024, hold_smem, s1>>>(20000000ull);
+    kv_cuda_args a = args(16);
+    batch_event_truncate_kernel<<<grid, block, smem, s2>>>(a);
+    const auto t0 = std::chrono::steady_clock::now();
+    cudaError_t q;
+    while ((q = cudaStreamQuery(s2)) == cudaErrorNotReady &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (q == cudaErrorNotReady) {
+      printf("%s with %d of %d SMs held by another kernel: did not finish in 10 s (hang)\n", argv[1], held, sms);
+      return 1;
+    }
+    cudaDeviceSynchronize();
+    printf("%s K=16 with %d of %d SMs held by another kernel for 20 ms: %s, %lld wrong\n", argv[1], held, sms,
+           cudaGetErrorString(q), wrong(16));
   }
   return 0;
 }

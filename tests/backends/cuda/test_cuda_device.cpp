@@ -177,26 +177,31 @@ TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU be
 
 // A kernel's shared memory is its static arrays plus the launch's dynamic size: batch_event_truncate's staged
 // copy takes 40 KB dynamic beside about 9 KB static, past 48 KB only together, so the launch needs the
-// opt-in although its dynamic part alone is under 48 KB. Larger windows and the seed run as well, and the
-// seed with its look-back over fenced slots (KV_BET_PACKED 0) instead of the packed 128-bit ones.
+// opt-in although its dynamic part alone is under 48 KB. Larger windows and the seed run as well, the seed
+// with its look-back over fenced slots (KV_BET_PACKED 0) instead of the packed 128-bit ones, and with its
+// chunks taken by an atomic ticket instead of by block index.
 TEST_CASE("a kernel whose static and dynamic shared memory pass 48 KB only together launches", "[cuda][gpu]") {
   if (skip_without_gpu("batch_event_truncate staged copy")) return;
   auto t = find_template("cuda", "batch_event_truncate", {test::source_path("knowledge")});
   REQUIRE(t);
-  for (const std::string window : {"4096", "8192"}) {
-    for (const std::string prefix : {"", "#define KV_BET_PACKED 0\n"}) {
-      Params p = t->defaults();
-      p["stage"] = "async";
-      p["batch"] = "1";
-      p["window"] = window;
-      auto src = t->render(p);
-      REQUIRE(src);
-      const EvalResult r = cuda_eval_source("problems/core/batch_event_truncate/problem.toml", prefix + *src);
-      INFO("window " << window << " " << prefix << ": " << status_name(r.status) << " [" << r.reason << "] "
-                     << r.message << "\n"
-                     << r.runner_log);
-      CHECK(r.status == EvalStatus::ok);
-    }
+  struct Point {
+    std::string window, order, prefix;
+  };
+  for (const Point& pt :
+       {Point{"4096", "index", ""}, Point{"8192", "index", ""}, Point{"4096", "index", "#define KV_BET_PACKED 0\n"},
+        Point{"8192", "index", "#define KV_BET_PACKED 0\n"}, Point{"8192", "ticket", ""}}) {
+    Params p = t->defaults();
+    p["stage"] = "async";
+    p["batch"] = "1";
+    p["window"] = pt.window;
+    p["order"] = pt.order;
+    auto src = t->render(p);
+    REQUIRE(src);
+    const EvalResult r = cuda_eval_source("problems/core/batch_event_truncate/problem.toml", pt.prefix + *src);
+    INFO("window " << pt.window << ", order " << pt.order << " " << pt.prefix << ": " << status_name(r.status) << " ["
+                   << r.reason << "] " << r.message << "\n"
+                   << r.runner_log);
+    CHECK(r.status == EvalStatus::ok);
   }
 }
 
