@@ -33,7 +33,8 @@ __global__ void hold_sm(unsigned long long ns) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    fprintf(stderr, "usage: %s NAME GRID BLOCK DYNAMIC_SMEM (the launch the candidate's @kevolve lines give at B = 262144)\n",
+    fprintf(stderr,
+            "usage: %s NAME GRID BLOCK DYNAMIC_SMEM (the launch the candidate's @kevolve lines give at B = 262144)\n",
             argv[0]);
     return 2;
   }
