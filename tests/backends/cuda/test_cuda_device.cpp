@@ -152,6 +152,29 @@ TEST_CASE("device memory a host-code candidate keeps is counted from its load on
   }
 }
 
+// map_id's radix directory (host code: a directory built per call, then a scan of an id's bucket) at the
+// verification shapes (7 keys and up) and the bench size, with two and one buckets per key and 1 or 2 ids
+// per thread.
+TEST_CASE("map_id by a per-call radix directory in host code is correct at the GPU bench size", "[cuda][gpu]") {
+  if (skip_without_gpu("map_id directory template")) return;
+  auto t = find_template("cuda", "map_id", {test::source_path("knowledge")});
+  REQUIRE(t);
+  for (const auto& [ipt, prefix] :
+       {std::pair<std::string, std::string>{"1", ""}, {"2", "#define KV_DIR_PER_KEY 1\n"}}) {
+    Params p = t->defaults();
+    p["search"] = "directory";
+    p["ipt"] = ipt;
+    auto src = t->render(p);
+    REQUIRE(src);
+    CHECK(src->find("@kevolve") == std::string::npos);  // host code: built by nvcc, no launch lines
+    const EvalResult r = cuda_eval_source("problems/core/map_id/problem.toml", prefix + *src);
+    INFO("ipt " << ipt << " " << prefix << status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
+                << r.compile_log << "\n"
+                << r.runner_log);
+    CHECK(r.status == EvalStatus::ok);
+  }
+}
+
 // The evaluator allocates on the same device between the runner's batches (inputs and reference outputs at
 // the bench size: over 1 GiB for map_id); none of it may be counted against the candidate.
 TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU bench size", "[cuda][gpu]") {
