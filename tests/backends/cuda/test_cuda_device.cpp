@@ -181,20 +181,24 @@ TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU be
   if (skip_without_gpu("map_id hash template")) return;
   auto t = find_template("cuda", "map_id", {test::source_path("knowledge")});
   REQUIRE(t);
-  Params p = t->defaults();
-  p["search"] = "hash";
-  p["ipt"] = "2";
-  auto src = t->render(p);
-  REQUIRE(src);
-  CHECK(src->find("@kevolve") == std::string::npos);  // host code: built by nvcc, no launch lines
-  // The problem's keys fit the compact layout; the wide one (any int64 keys) is forced by its macro.
-  for (const std::string prefix : {"", "#define KV_HASH_COMPACT 0\n"}) {
-    INFO(prefix);
-    const EvalResult r = cuda_eval_source("problems/core/map_id/problem.toml", prefix + *src);
-    INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
-                               << r.compile_log << "\n"
-                               << r.runner_log);
-    CHECK(r.status == EvalStatus::ok);
+  // The problem's keys fit the compact layout; the wide one (any int64 keys) is forced by its macro. Each
+  // layout with no filter and with 16 filter bits per key (misses answered without a probe).
+  for (const std::string filter : {"0", "16"}) {
+    Params p = t->defaults();
+    p["search"] = "hash";
+    p["ipt"] = "2";
+    p["filter"] = filter;
+    auto src = t->render(p);
+    REQUIRE(src);
+    CHECK(src->find("@kevolve") == std::string::npos);  // host code: built by nvcc, no launch lines
+    for (const std::string prefix : {"", "#define KV_HASH_COMPACT 0\n"}) {
+      INFO("filter " << filter << " " << prefix);
+      const EvalResult r = cuda_eval_source("problems/core/map_id/problem.toml", prefix + *src);
+      INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
+                                 << r.compile_log << "\n"
+                                 << r.runner_log);
+      CHECK(r.status == EvalStatus::ok);
+    }
   }
 }
 
