@@ -1,6 +1,6 @@
-// map_id phases: times a rendered map_id hash candidate (host code, kevolve_kernel) at the GPU bench size
-// (K = 2^20 sorted keys below 10^12, N = 2^24 ids, half of them hits) with N ids and with none (the clear
-// and the build alone), each after a 256 MB write that flushes the L2, CUDA events, median of 30; then
+// map_id phases: times a rendered map_id host-code candidate (search = hash or directory, kevolve_kernel) at
+// the GPU bench size (K = 2^20 sorted keys below 10^12, N = 2^24 ids, half of them hits) with N ids and with
+// none (the hash's clear and build alone; the directory builds nothing when there are no ids), each after a 256 MB write that flushes the L2, CUDA events, median of 30; then
 // checks every output against a binary search. Build on the GPU node:
 //   kevolve kb template map_id --set search=hash ... > v.cu
 //   nvcc -O3 -arch=sm_90 -I backends -DKV_SRC=\"v.cu\" tools/map_id_phases.cu -o phases && ./phases NAME
