@@ -24,7 +24,10 @@ TEST_CASE(
     CHECK(honest.status == EvalStatus::ok);
   }
   // The runner's main thread ran the whole ReLU; its clock, 20x slow, reported a twentieth: waiting for a CPU
-  // excuses neither. The static check, which refuses the patch itself, is off.
+  // excuses neither. The static check, which refuses the patch itself, is off. The outside clock (`timer`)
+  // refuses it when at least half the passes disagree; where the CPU waits forgave enough passes, the median
+  // a twentieth of the real one is below the bandwidth floor (`impossible_time`): either is the clock's lie
+  // caught, and both are the evaluator's own measurements.
   EvalOptions o = quick_py();
   o.detectors.set(Detector::isolation, false);
   for (int k = 0; k < 2; ++k) {
@@ -32,6 +35,6 @@ TEST_CASE(
     INFO("slow clock, evaluation " << k << ": " << status_name(slow.status) << " [" << slow.reason << "] "
                                    << slow.message);
     CHECK(slow.status == EvalStatus::rejected);
-    CHECK(slow.reason == "timer");
+    CHECK((slow.reason == "timer" || slow.reason == "impossible_time"));
   }
 }
