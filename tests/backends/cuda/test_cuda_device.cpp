@@ -202,6 +202,36 @@ TEST_CASE("map_id by a per-call hash table in host code is correct at the GPU be
   }
 }
 
+// merge_bucketized_dense's seed takes a warp per 128 elements and keeps each lane's features' top search levels
+// in registers when the grid stride is a multiple of F: two features per lane when F divides 64 (F = 32), four
+// otherwise (F = 96, and F = 48 with a tail past the last whole chunk), the general path when no feature stays
+// fixed (F = 33), the unpadded staged boundaries when the padded table does not fit shared memory (F = 200)
+// and the boundaries read from global memory when even they do not (F = 300). The
+// verify shapes are sized so that the evaluator's own grid reaches each path; both element maps run.
+TEST_CASE("merge_bucketized_dense's seed is correct on every path its features and grid can take", "[cuda][gpu]") {
+  if (skip_without_gpu("merge_bucketized_dense template")) return;
+  auto t = find_template("cuda", "merge_bucketized_dense", {test::source_path("knowledge")});
+  REQUIRE(t);
+  auto src = t->render(t->defaults());
+  REQUIRE(src);
+  auto spec = load_problem(test::source_path("problems/core/merge_bucketized_dense/problem.toml"));
+  REQUIRE(spec);
+  spec->verify = {{{"B", 4096}, {"F", 32}}, {{"B", 4096}, {"F", 96}},  {{"B", 11265}, {"F", 48}},
+                  {{"B", 3001}, {"F", 33}}, {{"B", 1024}, {"F", 200}}, {{"B", 512}, {"F", 300}}};
+  spec->bench_cuda = {{"B", 16384}, {"F", 96}};
+  for (const std::string prefix : {"", "#define KV_MBD_MAP 0\n"}) {
+    Candidate c;
+    c.language = "cuda";
+    c.source = prefix + *src;
+    c.entry = spec->entry;
+    const EvalResult r = test::cuda_backend().evaluate_source(*spec, c, test::quick_options());
+    INFO(prefix << status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
+                << r.compile_log << "\n"
+                << r.runner_log);
+    CHECK(r.status == EvalStatus::ok);
+  }
+}
+
 // A kernel's shared memory is its static arrays plus the launch's dynamic size: batch_event_truncate's staged
 // copy takes 40 KB dynamic beside about 9 KB static, past 48 KB only together, so the launch needs the
 // opt-in although its dynamic part alone is under 48 KB. Larger windows and the seed run as well, the seed
