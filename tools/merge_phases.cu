@@ -22,19 +22,6 @@ struct Data {
   std::vector<long long> off;
 };
 
-static kv_tensor device_tensor(const void* host, long long bytes, int dtype, long long d0, long long d1) {
-  kv_tensor t = {};
-  cudaMalloc(&t.data, bytes > 0 ? bytes : 8);
-  if (host) cudaMemcpy(t.data, host, bytes, cudaMemcpyHostToDevice);
-  t.dtype = dtype;
-  t.ndim = d1 ? 2 : 1;
-  t.shape[0] = d0;
-  t.shape[1] = d1;
-  t.strides[0] = d1 ? d1 : 1;
-  t.strides[1] = 1;
-  return t;
-}
-
 // runs the candidate on d (timed when flush is set) and returns its wrong outputs
 static long long run(const char* name, const Data& d, unsigned grid, unsigned block, char* flush) {
   kv_cuda_args a = {};

@@ -1,22 +1,28 @@
 // Shared by the phase programs (tools/*_phases.cu), included after the candidate (which brings
-// kevolve_kernel.h): device int64 vectors, and timing (each call after a 256 MB write that flushes the L2,
+// kevolve_kernel.h): device tensors, and timing (each call after a 256 MB write that flushes the L2,
 // CUDA events around the call on the default stream, 31 calls of which the first is dropped).
 #pragma once
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <vector>
 
-// A device copy of host int64 values (or n uninitialised ones when host is null), as a 1-d kv_tensor.
-inline kv_tensor device_int64(const long long* host, long long n) {
+// A device copy of `bytes` of host data (or uninitialised memory when host is null) as a kv_tensor of dtype:
+// 1-d of d0 elements when d1 is 0, else a contiguous d0 x d1 matrix.
+inline kv_tensor device_tensor(const void* host, long long bytes, int dtype, long long d0, long long d1) {
   kv_tensor t = {};
-  cudaMalloc(&t.data, n > 0 ? n * 8 : 8);
-  if (host) cudaMemcpy(t.data, host, n * 8, cudaMemcpyHostToDevice);
-  t.dtype = KV_INT64;
-  t.ndim = 1;
-  t.shape[0] = n;
-  t.strides[0] = 1;
+  cudaMalloc(&t.data, bytes > 0 ? bytes : 8);
+  if (host) cudaMemcpy(t.data, host, bytes, cudaMemcpyHostToDevice);
+  t.dtype = dtype;
+  t.ndim = d1 ? 2 : 1;
+  t.shape[0] = d0;
+  t.shape[1] = d1;
+  t.strides[0] = d1 ? d1 : 1;
+  t.strides[1] = 1;
   return t;
 }
+
+// A device copy of host int64 values (or n uninitialised ones when host is null), as a 1-d kv_tensor.
+inline kv_tensor device_int64(const long long* host, long long n) { return device_tensor(host, n * 8, KV_INT64, n, 0); }
 
 struct PhaseTimes {
   float median = 0, p10 = 0, p90 = 0;  // ms

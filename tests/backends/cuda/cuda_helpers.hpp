@@ -44,16 +44,21 @@ inline cuda::CudaBackend& cuda_backend() {
   return b;
 }
 
+// Evaluates CUDA `source` against `spec` (a loaded problem, its shapes possibly changed by the test).
+inline EvalResult cuda_eval_spec(const ProblemSpec& spec, const std::string& source, EvalOptions o = quick_options()) {
+  Candidate c;
+  c.language = "cuda";
+  c.source = source;
+  c.entry = spec.entry;
+  return cuda_backend().evaluate_source(spec, c, o);
+}
+
 // Evaluates CUDA `source` against the problem at `spec_rel` (relative to the source tree).
 inline EvalResult cuda_eval_source(const std::string& spec_rel, const std::string& source,
                                    EvalOptions o = quick_options()) {
   auto spec = load_problem(source_path(spec_rel));
   if (!spec) throw std::runtime_error(spec.error());
-  Candidate c;
-  c.language = "cuda";
-  c.source = source;
-  c.entry = spec->entry;
-  return cuda_backend().evaluate_source(*spec, c, o);
+  return cuda_eval_spec(*spec, source, o);
 }
 
 inline EvalResult cuda_eval_file(const std::string& spec_rel, const std::string& candidate_rel,

@@ -220,11 +220,7 @@ TEST_CASE("merge_bucketized_dense's seed is correct on every path its features a
                   {{"B", 3001}, {"F", 33}}, {{"B", 1024}, {"F", 200}}, {{"B", 512}, {"F", 300}}};
   spec->bench_cuda = {{"B", 16384}, {"F", 96}};
   for (const std::string prefix : {"", "#define KV_MBD_MAP 0\n"}) {
-    Candidate c;
-    c.language = "cuda";
-    c.source = prefix + *src;
-    c.entry = spec->entry;
-    const EvalResult r = test::cuda_backend().evaluate_source(*spec, c, test::quick_options());
+    const EvalResult r = test::cuda_eval_spec(*spec, prefix + *src);
     INFO(prefix << status_name(r.status) << " [" << r.reason << "] " << r.message << "\n"
                 << r.compile_log << "\n"
                 << r.runner_log);
