@@ -10,15 +10,18 @@ the driver API on torch's stream. Its inputs are the baseline's own tensors (tor
 problem's inputs must be exactly the baseline function's arguments, in order; every kernel's output is
 checked against eager with the problem's tolerance before it is timed.
 
+--show-inductor prints the kernel configuration Inductor's autotuning chose for each compile mode (its
+`*.best_config` files, read from TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_$USER).
+
 --out-offset BYTES places the kernel's output that many bytes into a larger buffer (the placement of an
 output relative to its input can change the DRAM's efficiency; this measures it).
 
 Usage: tools/kernel_vs_torch.py --problem rmsnorm_fwd [--problems problems/core] --kernel A.cu [--kernel B.cu]
-       [--modes eager,default,max-autotune] [--rounds 3] [--reps 50] [--out-offset 0,4096]
+       [--modes eager,default,max-autotune] [--rounds 3] [--reps 50] [--out-offset 0,4096] [--show-inductor]
 Prints one line per contender per round, then the median over rounds of each and its ratio to eager.
 Needs a CUDA device, torch and nvcc (CUDA_HOME or /usr/local/cuda).
 """
-import argparse, ctypes, os, re, statistics, subprocess, sys, tempfile, tomllib
+import argparse, ctypes, getpass, glob, json, os, re, statistics, subprocess, sys, tempfile, tomllib
 
 import torch
 
@@ -108,6 +111,33 @@ class Kernel:
         return run
 
 
+def inductor_choices(seen):
+    """The autotuning choices (`*.best_config` files) written since `seen` (a set of paths, updated)."""
+    root = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
+                                                                      f"torchinductor_{getpass.getuser()}")
+    out = []
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.best_config"), recursive=True)):
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            with open(path) as f:
+                cfg = json.load(f)
+        except (OSError, ValueError) as e:
+            out.append(f"{path}: unreadable ({e})")
+            continue
+        kernel = os.path.basename(path).split(".")[0]
+        try:  # the kernel's own name, from the generated source beside its choice
+            with open(os.path.splitext(path)[0] + ".py") as f:
+                m = re.search(r"^def (triton_\w+)\(", f.read(), re.M)
+            kernel = m.group(1) if m else kernel
+        except OSError:
+            pass
+        keep = {k: v for k, v in cfg.items() if k not in ("configs_hash", "triton_cache_hash")}
+        out.append(f"{kernel}: {keep}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--problem", required=True)
@@ -117,6 +147,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--out-offset", default="0", help="byte offsets of the kernel's output in a larger buffer")
+    ap.add_argument("--show-inductor", action="store_true", help="print the configurations Inductor chose")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("kernel_vs_torch: no CUDA device")
@@ -143,12 +174,18 @@ def main():
     major, minor = torch.cuda.get_device_capability(0)
 
     contenders = {}
+    seen = set()
+    if a.show_inductor:
+        inductor_choices(seen)  # choices from earlier runs are not this run's
     for mode in a.modes.split(","):
         if mode == "eager":
             contenders["eager"] = lambda: fn(*args)
         else:
             cfn = torch.compile(fn) if mode == "default" else torch.compile(fn, mode=f"{mode}-no-cudagraphs")
             cfn(*args)  # compile (and tune) before any timing
+            if a.show_inductor:
+                for line in inductor_choices(seen) or ["no autotuning choice written (a cached one was reused?)"]:
+                    print(f"compile {mode}: {line}", flush=True)
             contenders[f"compile {mode}"] = (lambda c: lambda: c(*args))(cfn)
     keep = []
     for path in a.kernel:
