@@ -3,10 +3,60 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <regex>
+#include <set>
 
 #include "runtime/operators/diagnosis.hpp"
 
 namespace kevolve {
+
+namespace {
+
+// The numeric parameters a constraint names (identifiers that are parameter names), as indices.
+std::set<size_t> named_params(const std::string& constraint, const std::vector<ParamDef>& params) {
+  static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
+  std::set<size_t> out;
+  for (std::sregex_iterator it(constraint.begin(), constraint.end(), ident), end; it != end; ++it)
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].numeric && params[i].name == it->str()) out.insert(i);
+  return out;
+}
+
+// Position of the parameter's current value in its list (values.size() when it is not one of them).
+size_t position(const ParamDef& d, const Params& p) {
+  return static_cast<size_t>(std::find(d.values.begin(), d.values.end(), p.at(d.name)) - d.values.begin());
+}
+
+}  // namespace
+
+TemplateOperator::TemplateOperator(KernelTemplate t) : t_(std::move(t)) {
+  std::set<std::pair<size_t, size_t>> pairs;
+  for (const auto* list : {&t_.constraints, &t_.hardware_constraints})
+    for (auto& c : *list) {
+      const auto named = named_params(c, t_.params);
+      for (auto a = named.begin(); a != named.end(); ++a)
+        for (auto b = std::next(a); b != named.end(); ++b) pairs.insert({*a, *b});
+    }
+  coupled_.assign(pairs.begin(), pairs.end());
+}
+
+Params TemplateOperator::trade(const Params& parent, Rng& rng) const {
+  std::vector<std::pair<size_t, size_t>> moves;  // (up, down) with room on both sides
+  for (auto [a, b] : coupled_) {
+    const ParamDef &da = t_.params[a], &db = t_.params[b];
+    const size_t pa = position(da, parent), pb = position(db, parent);
+    if (pa >= da.values.size() || pb >= db.values.size()) continue;
+    if (pa + 1 < da.values.size() && pb > 0) moves.push_back({a, b});
+    if (pb + 1 < db.values.size() && pa > 0) moves.push_back({b, a});
+  }
+  if (moves.empty()) return parent;
+  const auto [up, down] = moves[std::uniform_int_distribution<size_t>(0, moves.size() - 1)(rng)];
+  Params p = parent;
+  const ParamDef &du = t_.params[up], &dd = t_.params[down];
+  p[du.name] = du.values[position(du, parent) + 1];
+  p[dd.name] = dd.values[position(dd, parent) - 1];
+  return p;
+}
 
 Params TemplateOperator::mutate(const Params& parent, Rng& rng) const {
   Params p = parent;
@@ -55,6 +105,9 @@ Params TemplateOperator::directed_mutate(const Params& parent, const std::string
     if (!others.empty()) p[d->name] = others[std::uniform_int_distribution<size_t>(0, others.size() - 1)(rng)];
     return p;
   }
+  // Memory-bound, one in five: a trade between two coupled parameters (the same product in another shape).
+  if (!coupled_.empty() && coin(rng) < 0.2)
+    if (Params q = trade(parent, rng); q != parent) return q;
   if (raise.empty()) return mutate(parent, rng);
   const ParamDef* d = raise[std::uniform_int_distribution<size_t>(0, raise.size() - 1)(rng)];
   const auto cur = std::find(d->values.begin(), d->values.end(), parent.at(d->name));

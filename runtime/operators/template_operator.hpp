@@ -5,11 +5,16 @@
 // Directed mode (follow_directives): a mutation follows the parent's diagnosis instead of picking a
 // parameter blindly — memory-bound: raise a parallelism, width or caching parameter (threads, vec,
 // unroll, chunk, block, group, cache), or now and then change an algorithm choice; compute-bound: mostly
-// change an algorithm choice (a string parameter), else raise a width. One in four mutations stays blind,
-// to keep exploring. The diagnosis uses the node's timing and the problem's
+// change an algorithm choice (a string parameter), else raise a width. Where a constraint ties two
+// numeric parameters together ("threads * bps <= 2048"), a memory-bound mutation sometimes trades between
+// them instead: one a step up, the other a step down, about the same product (the threads resident per SM)
+// in another shape, a point no one-parameter move reaches from a parent at the bound. One in four mutations
+// stays blind, to keep exploring. The diagnosis uses the node's timing and the problem's
 // roofline only, never the answer.
 #pragma once
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "knowledge/template_library.hpp"
 #include "runtime/operators/operator.hpp"
@@ -19,7 +24,7 @@ namespace kevolve {
 
 class TemplateOperator : public Operator {
  public:
-  explicit TemplateOperator(KernelTemplate t) : t_(std::move(t)) {}
+  explicit TemplateOperator(KernelTemplate t);
   std::string name() const override { return "template"; }
   using Operator::make;
   Expected<Offspring> make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext&) override;
@@ -33,6 +38,11 @@ class TemplateOperator : public Operator {
   Params mutate(const Params& parent, Rng& rng) const;
   Params crossover(const Params& a, const Params& b, Rng& rng) const;
   Params directed_mutate(const Params& parent, const std::string& diagnosis_summary, Rng& rng) const;
+  // One coupled pair (two numeric parameters named by one constraint) moved a step in opposite directions;
+  // the parent itself when the template has no such pair or none can move.
+  Params trade(const Params& parent, Rng& rng) const;
+  // The coupled pairs, as indices into kernel_template().params.
+  const std::vector<std::pair<size_t, size_t>>& coupled() const { return coupled_; }
 
   // Turns directed mode on; the spec gives the roofline figures the diagnosis needs.
   void follow_directives(const ProblemSpec& spec) {
@@ -43,6 +53,7 @@ class TemplateOperator : public Operator {
  private:
   Expected<Offspring> finish(const Params& params, const std::string& how) const;
   KernelTemplate t_;
+  std::vector<std::pair<size_t, size_t>> coupled_;
   bool directed_ = false;
   std::optional<Exemplar> warm_;
   ProblemSpec spec_;

@@ -100,3 +100,55 @@ TEST_CASE(
   Params blind = op.directed_mutate(start, "incorrect: mismatch", rng);
   CHECK(blind != start);
 }
+
+TEST_CASE("a memory-bound mutation sometimes trades between two parameters one constraint ties together",
+          "[templates]") {
+  // rmsnorm_bwd_bf16 (CUDA): "threads * bps <= 2048" ties the block size to the blocks per SM. From 512 threads
+  // at 2 blocks per SM, 256 threads at 4 (the same threads per SM, measured 8 % faster on the H200) is no
+  // one-parameter move away.
+  auto t = find_template("cuda", "rmsnorm_bwd_bf16", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
+  REQUIRE(t);
+  TemplateOperator op(*t);
+  auto index = [&](const std::string& name) {
+    for (size_t i = 0; i < t->params.size(); ++i)
+      if (t->params[i].name == name) return i;
+    throw std::logic_error("no parameter " + name);
+  };
+  const auto& pairs = op.coupled();
+  CHECK(std::find(pairs.begin(), pairs.end(), std::make_pair(index("threads"), index("bps"))) != pairs.end());
+  CHECK(std::find(pairs.begin(), pairs.end(), std::make_pair(index("vec"), index("cache"))) != pairs.end());
+  Params start = t->defaults();
+  start["threads"] = "512";
+  start["bps"] = "2";
+  REQUIRE(t->violated(start).empty());
+  Params wanted = start;
+  wanted["threads"] = "256";
+  wanted["bps"] = "4";
+  Rng rng(5);
+  int reached = 0, trades = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Params p = op.directed_mutate(start, "memory-bound: 2700 GB/s achieved at 0.50 flop/byte", rng);
+    reached += p == wanted;
+    const Params q = op.trade(start, rng);
+    int up = 0, down = 0, moved = 0;
+    for (auto& d : t->params) {
+      const auto a = std::find(d.values.begin(), d.values.end(), start.at(d.name));
+      const auto b = std::find(d.values.begin(), d.values.end(), q.at(d.name));
+      moved += a != b;
+      up += b == a + 1;
+      down += b + 1 == a;
+    }
+    CHECK(moved == 2);  // a trade moves exactly two parameters, one a step up and one a step down
+    CHECK(up == 1);
+    CHECK(down == 1);
+    trades += q == wanted;
+  }
+  CHECK(trades >= 20);  // one of the few possible trades from this parent (~1 in 6)
+  CHECK(reached >= 2);  // directed mutations reach it too, now and then (~1 in 60)
+  // A template whose constraints tie no two parameters has nothing to trade.
+  auto cpu = find_template("cpu", "rmsnorm_fwd", {std::string(KEVOLVE_SOURCE_DIR) + "/knowledge"});
+  REQUIRE(cpu);
+  TemplateOperator plain(*cpu);
+  CHECK(plain.coupled().empty());
+  CHECK(plain.trade(cpu->defaults(), rng) == cpu->defaults());
+}
