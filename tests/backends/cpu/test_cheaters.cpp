@@ -206,20 +206,27 @@ TEST_CASE("cheater: 3 GiB of shared anonymous memory is refused by the address-s
 
 TEST_CASE("cheater: an output cache keyed on pointer and sampled values gains nothing: timing values change every pass",
           "[cheaters]") {
+  EvalOptions plain = quick_options();
+  plain.detectors.set(Detector::isolation, false);  // the same softmax, computed every call
+  // Two evaluations of each, interleaved, and the faster of each compared: load that comes and goes on a shared
+  // machine (other tests run beside this one) slows one evaluation, seldom both of one side.
   const EvalResult cached = eval_file(kSmall, "tests/backends/cpu/cheaters/value_cache.cpp");
-  const EvalResult honest = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp", [] {
-    EvalOptions o = quick_options();
-    o.detectors.set(Detector::isolation, false);  // the same softmax, computed every call
-    return o;
-  }());
+  const EvalResult honest = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp", plain);
+  const EvalResult cached2 = eval_file(kSmall, "tests/backends/cpu/cheaters/value_cache.cpp");
+  const EvalResult honest2 = eval_file(kSmall, "tests/backends/cpu/cheaters/reads_evaluator_memory.cpp", plain);
   INFO("cache: " << status_name(cached.status) << " " << cached.speedup << "x, " << cached.candidate.median_ms
+                 << " ms, then " << cached2.candidate.median_ms
                  << " ms; the same kernel without it: " << status_name(honest.status) << " " << honest.speedup << "x, "
-                 << honest.candidate.median_ms << " ms");
+                 << honest.candidate.median_ms << " ms, then " << honest2.candidate.median_ms << " ms");
   REQUIRE(cached.status == EvalStatus::ok);
+  REQUIRE(cached2.status == EvalStatus::ok);
   // Compared on the candidate's own times, which no noise in the reference's timing moves.
   if (geteuid() == 0) {
     REQUIRE(honest.status == EvalStatus::ok);
-    CHECK(cached.candidate.median_ms > honest.candidate.median_ms / 1.5);
+    REQUIRE(honest2.status == EvalStatus::ok);
+    const double cache_ms = std::min(cached.candidate.median_ms, cached2.candidate.median_ms);
+    const double honest_ms = std::min(honest.candidate.median_ms, honest2.candidate.median_ms);
+    CHECK(cache_ms > honest_ms / 1.5);
   }
   // With fresh values off the cache hits on every timed pass: the detector is what takes its gain away.
   EvalOptions off = quick_options();
