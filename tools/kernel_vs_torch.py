@@ -187,7 +187,7 @@ def main():
                 for line in inductor_choices(seen) or ["no autotuning choice written (a cached one was reused?)"]:
                     print(f"compile {mode}: {line}", flush=True)
             contenders[f"compile {mode}"] = (lambda c: lambda: c(*args))(cfn)
-    keep = []
+    buffers = []  # the kernels' outputs: their argument blocks hold only the addresses
     for path in a.kernel:
         k = Kernel(path, f"{major}{minor}")
         for off in (int(x) for x in a.out_offset.split(",")):
@@ -195,7 +195,7 @@ def main():
             for r in refs:
                 buf = torch.empty(r.numel() * r.element_size() + off, dtype=torch.uint8, device="cuda")
                 outs.append(buf[off:].view(r.dtype).view(r.shape))
-                keep.append(buf)
+                buffers.append(buf)
             run = k.bind(list(args), outs, params, symbols)
             run()
             torch.cuda.synchronize()
@@ -203,7 +203,6 @@ def main():
                 if not torch.allclose(o.float(), r.float(), rtol=tol.get("rtol", 0), atol=tol.get("atol", 0)):
                     sys.exit(f"kernel_vs_torch: {k.name} (output offset {off}) disagrees with eager: "
                              f"max abs diff {(o.float() - r.float()).abs().max().item():g}")
-            keep.append(k)
             contenders[f"{k.name} +{off}"] = run
     meds = {name: [] for name in contenders}
     for rnd in range(a.rounds):

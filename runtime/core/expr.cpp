@@ -137,4 +137,27 @@ bool is_symbol(const std::string& text) {
   return true;
 }
 
+std::set<std::string> symbols_of(const std::string& text) {
+  std::set<std::string> out;
+  auto word = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {  // a number, exponent included
+      while (i < text.size() && (word(i) || text[i] == '.')) ++i;
+      continue;
+    }
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && word(j)) ++j;
+    size_t k = j;
+    while (k < text.size() && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
+    if (k >= text.size() || text[k] != '(') out.insert(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace kevolve

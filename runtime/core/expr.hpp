@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace kevolve {
@@ -12,6 +13,10 @@ namespace kevolve {
 // (unknown symbol, syntax error, division by zero).
 std::optional<double> eval_expr(const std::string& text, const std::map<std::string, int64_t>& symbols,
                                 std::string& error);
+
+// The symbol names `text` uses (function names such as cdiv are not symbols; digits of a number, as in 1e5,
+// are not either). Does not check the syntax: eval_expr says what is wrong with an expression.
+std::set<std::string> symbols_of(const std::string& text);
 
 // True when `text` is a bare symbol name (a letter or '_', then letters, digits, '_'), not an expression.
 bool is_symbol(const std::string& text);

@@ -3,28 +3,29 @@
 #include <cstdio>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
+#include "runtime/core/expr.hpp"
 #include "runtime/operators/diagnosis.hpp"
 
 namespace kevolve {
 
 namespace {
 
-// The numeric parameters a constraint names (identifiers that are parameter names), as indices.
+// The numeric parameters a constraint names, as indices.
 std::set<size_t> named_params(const std::string& constraint, const std::vector<ParamDef>& params) {
-  static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
   std::set<size_t> out;
-  for (std::sregex_iterator it(constraint.begin(), constraint.end(), ident), end; it != end; ++it)
+  for (auto& name : symbols_of(constraint))
     for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].numeric && params[i].name == it->str()) out.insert(i);
+      if (params[i].numeric && params[i].name == name) out.insert(i);
   return out;
 }
 
-// Position of the parameter's current value in its list (values.size() when it is not one of them).
+// Position of the parameter's current value in its list (values.size() when it is unset or not one of them).
 size_t position(const ParamDef& d, const Params& p) {
-  return static_cast<size_t>(std::find(d.values.begin(), d.values.end(), p.at(d.name)) - d.values.begin());
+  const auto it = p.find(d.name);
+  if (it == p.end()) return d.values.size();
+  return static_cast<size_t>(std::find(d.values.begin(), d.values.end(), it->second) - d.values.begin());
 }
 
 }  // namespace
@@ -65,7 +66,7 @@ Params TemplateOperator::mutate(const Params& parent, Rng& rng) const {
   const int changes = coin(rng) < 0.3 ? 2 : 1;
   for (int c = 0; c < changes; ++c) {
     const ParamDef& d = t_.params[which(rng)];
-    const auto cur = std::find(d.values.begin(), d.values.end(), p[d.name]) - d.values.begin();
+    const long cur = static_cast<long>(position(d, p));
     long next;
     if (coin(rng) < 0.2) {
       next = static_cast<long>(std::uniform_int_distribution<size_t>(0, d.values.size() - 1)(rng));
@@ -88,10 +89,9 @@ Params TemplateOperator::directed_mutate(const Params& parent, const std::string
   static const char* const widths[] = {"threads", "vec", "unroll", "chunk", "block", "group", "dchunk", "cache"};
   std::vector<const ParamDef*> raise, change;
   for (auto& d : t_.params) {
-    const auto cur = std::find(d.values.begin(), d.values.end(), parent.at(d.name));
     bool width = false;
     for (auto w : widths) width |= d.name == w;
-    if (width && d.numeric && cur + 1 < d.values.end()) raise.push_back(&d);
+    if (width && d.numeric && position(d, parent) + 1 < d.values.size()) raise.push_back(&d);
     if (!d.numeric) change.push_back(&d);
   }
   Params p = parent;
@@ -110,8 +110,7 @@ Params TemplateOperator::directed_mutate(const Params& parent, const std::string
     if (Params q = trade(parent, rng); q != parent) return q;
   if (raise.empty()) return mutate(parent, rng);
   const ParamDef* d = raise[std::uniform_int_distribution<size_t>(0, raise.size() - 1)(rng)];
-  const auto cur = std::find(d->values.begin(), d->values.end(), parent.at(d->name));
-  p[d->name] = *(cur + 1);
+  p[d->name] = d->values[position(*d, parent) + 1];
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include "runtime/core/expr.hpp"
 
 using kevolve::eval_expr;
+using kevolve::symbols_of;
 
 TEST_CASE("roofline and shape expressions evaluate over symbols", "[expr]") {
   std::string err;
@@ -34,4 +35,10 @@ TEST_CASE("launch expressions: cdiv rounds up, min and max", "[expr]") {
   CHECK(err.find("two arguments") != std::string::npos);
   CHECK_FALSE(eval_expr("floor(T, 2)", s, err));
   CHECK(err.find("unknown function 'floor'") != std::string::npos);
+}
+
+TEST_CASE("an expression's symbols are its names, not its functions or the letters of its numbers", "[expr]") {
+  CHECK(symbols_of("threads * bps <= 2048") == std::set<std::string>{"threads", "bps"});
+  CHECK(symbols_of("min(T, SMS * 4) + cdiv (H, 2e3) - x_1") == std::set<std::string>{"T", "SMS", "H", "x_1"});
+  CHECK(symbols_of("1.5e3 * 2").empty());
 }
