@@ -151,6 +151,7 @@ Expected<EvalCgroup> EvalCgroup::create(const std::string& tag, const CgroupLimi
     return Expected<EvalCgroup>::failure(Errc::unavailable, "no cgroup hierarchy is mounted for this process");
   EvalCgroup g;
   g.name_ = unique_name(tag);
+  g.memory_asked_ = limits.memory_bytes > 0;
   auto fail = [&](const std::string& why) {
     g.remove();
     return Expected<EvalCgroup>::failure(Errc::unavailable, why);
@@ -227,6 +228,7 @@ EvalCgroup& EvalCgroup::operator=(EvalCgroup&& o) noexcept {
   kill_file_ = std::move(o.kill_file_);
   enter_fds_ = std::move(o.enter_fds_);
   memory_bytes_ = o.memory_bytes_;
+  memory_asked_ = o.memory_asked_;
   pids_max_ = o.pids_max_;
   frozen_ = o.frozen_;
   o.folders_.clear();
@@ -371,7 +373,10 @@ bool EvalCgroup::remove() {
 std::string EvalCgroup::describe() const {
   std::string s = "cgroup v" + std::to_string(version_) + " " + name_ + " (";
   s += pids_max_ > 0 ? "pids.max " + std::to_string(pids_max_) : "no pids.max";
-  s += memory_bytes_ > 0 ? ", memory " + std::to_string(memory_bytes_ >> 20) + " MiB" : ", no memory limit";
+  if (memory_bytes_ > 0)
+    s += ", memory " + std::to_string(memory_bytes_ >> 20) + " MiB";
+  else if (memory_asked_)
+    s += ", no memory limit (no memory controller here)";
   s += ", freezer";
   if (!kill_file_.empty()) s += ", cgroup.kill";
   return s + ")";

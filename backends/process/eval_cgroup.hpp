@@ -15,6 +15,10 @@
 
 namespace kevolve::process {
 
+// The variable through which RunnerProcess tells a runner its cgroup: describe() ("cgroup v1 kevolve-eval-..."),
+// or "none: <why>" where none could be made (the runner's seccomp filter then is what refuses new processes).
+inline constexpr const char* kEvalCgroupEnv = "KEVOLVE_EVAL_CGROUP";
+
 struct CgroupLimits {
   int64_t memory_bytes = 0;  // 0: no memory limit
   int64_t pids_max = 0;      // 0: no pids.max (threads count as pids)
@@ -52,7 +56,7 @@ class EvalCgroup {
   // kill_all, then rmdir of every hierarchy's folder (and of cgroups made inside). True when all are gone.
   bool remove();
 
-  // "cgroup v1 kevolve-eval-1234-1 (pids.max 256, memory 6144 MiB, freezer)".
+  // "cgroup v1 kevolve-eval-1234-1 (pids.max 256, memory 6144 MiB, freezer)"; no memory part where none was asked.
   std::string describe() const;
   const std::string& name() const { return name_; }
   int version() const { return version_; }
@@ -72,6 +76,7 @@ class EvalCgroup {
   std::string kill_file_;             // v2 cgroup.kill where the kernel has it
   std::vector<int> enter_fds_;        // cgroup.procs per hierarchy, open for the child's write
   int64_t memory_bytes_ = 0, pids_max_ = 0;
+  bool memory_asked_ = false;
   bool frozen_ = false;
 };
 

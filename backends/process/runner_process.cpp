@@ -44,10 +44,24 @@ bool RunnerProcess::spawn(const RunnerSpawn& spec, RunnerFailure& failure) {
     failure = {EvalStatus::harness_error, "harness", std::string("pipe: ") + std::strerror(errno)};
     return false;
   }
+  // A cgroup of its own, entered by the child before exec; without one, the runner is told so (its seccomp
+  // filter is then what refuses new processes) and the pause falls back to SIGSTOP.
+  if (auto g = EvalCgroup::create("eval", spec.cgroup)) {
+    cgroup_.emplace(std::move(*g));
+    no_cgroup_.clear();
+    if (cgroup_->memory_bytes() > 0 && spec_.memory_cgroup_mb == 0) spec_.memory_cgroup_mb = cgroup_->memory_bytes() >> 20;
+  } else {
+    no_cgroup_ = g.error();
+  }
   // Everything the child needs is laid out before fork: between fork and exec only async-signal-safe calls.
   std::vector<std::string> argv_s = spec.argv, env_s = spec.env;
+  if (spec.inherit_env)
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, kEvalCgroupEnv, std::strlen(kEvalCgroupEnv)) != 0) env_s.emplace_back(*e);
+  env_s.push_back(std::string(kEvalCgroupEnv) + "=" + (cgroup_ ? cgroup_->describe() : "none: " + no_cgroup_));
   std::vector<char*> argv = c_strings(argv_s), envp = c_strings(env_s);
-  char* const* env = spec.inherit_env ? environ : envp.data();
+  char* const* env = envp.data();
+  const EvalCgroup* cgroup = cgroup_ ? &*cgroup_ : nullptr;
   std::vector<std::pair<int, int>> moves = spec.extra;
   moves.push_back({cmd[0], spec.command_fd});
   moves.push_back({rep[1], spec.reply_fd});
@@ -61,11 +75,18 @@ bool RunnerProcess::spawn(const RunnerSpawn& spec, RunnerFailure& failure) {
   if (pid_ < 0) {
     failure = {EvalStatus::harness_error, "harness", std::string("fork: ") + std::strerror(errno)};
     for (int fd : {cmd[0], cmd[1], rep[0], rep[1], err[0], err[1]}) close(fd);
+    cgroup_.reset();
     return false;
   }
   if (pid_ == 0) {
-    // Its own process group, so that anything it starts is killed with it. Each fd goes first above every
-    // target number, then to its target, so that no move overwrites a source still to be moved.
+    // Into its cgroup first: from here on, everything it starts is inside. Its own process group too (the
+    // fallback without a cgroup). Each fd goes first above every target number, then to its target, so
+    // that no move overwrites a source still to be moved.
+    if (cgroup && cgroup->enter_from_child() != 0) {
+      static const char kWhy[] = "kevolve: the runner could not enter its evaluation's cgroup\n";
+      if (write(err[1], kWhy, sizeof kWhy - 1) < 0) _exit(126);
+      _exit(126);
+    }
     setpgid(0, 0);
     for (size_t i = 0; i < moves.size(); ++i) staged[i] = fcntl(moves[i].first, F_DUPFD, 64);
     for (size_t i = 0; i < moves.size(); ++i) dup2(staged[i], moves[i].second);
@@ -104,14 +125,24 @@ bool RunnerProcess::send(const std::vector<char>& frame, const char* during, Run
 
 void RunnerProcess::pause() {
   if (group_ > 0 && !paused_) {
-    kill(-group_, SIGSTOP);
+    if (!cgroup_ || !cgroup_->freeze()) {
+      kill(-group_, SIGSTOP);
+      signal_stopped_ = true;
+    }
     paused_ = true;
   }
 }
 
 void RunnerProcess::resume() {
-  if (group_ > 0 && paused_) kill(-group_, SIGCONT);
-  paused_ = false;
+  if (paused_) {
+    if (cgroup_ && cgroup_->frozen()) cgroup_->thaw();
+    if (signal_stopped_ && group_ > 0) kill(-group_, SIGCONT);
+  }
+  paused_ = signal_stopped_ = false;
+}
+
+std::string RunnerProcess::cgroup_line() const {
+  return cgroup_ ? cgroup_->describe() : "no cgroup (" + no_cgroup_ + ")";
 }
 
 void RunnerProcess::drain_stderr() {
@@ -199,6 +230,12 @@ RunnerFailure RunnerProcess::classify_exit(const char* during) {
 }
 
 void RunnerProcess::forget_exited() {
+  if (cgroup_) {
+    cgroup_clean_ = cgroup_->kill_all();  // a frozen cgroup is thawed by it
+    cgroup_clean_ = cgroup_->remove() && cgroup_clean_;
+    cgroup_.reset();
+    paused_ = signal_stopped_ = false;
+  }
   remove_runner_cgroup(pid_);
   pid_ = -1;
 }

@@ -3,17 +3,21 @@
 // exchanges length-prefixed frames with it (runtime/core/wire.hpp) under a wall-clock deadline, keeps
 // the tail of its stderr, and turns its death into a RunnerFailure (status + reason + message). What
 // the frames mean (hello, batch, reply) is each backend's protocol: backends/cpu/runner_protocol.hpp,
-// backends/cuda/runner_protocol.hpp.
+// backends/cuda/runner_protocol.hpp. Each spawn gets a cgroup of its own (eval_cgroup.hpp) that the child
+// enters before exec: everything the runner ever starts is frozen with it, killed with it and checked gone.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <utility>
 #include <vector>
 
+#include "backends/process/eval_cgroup.hpp"
 #include "runtime/records/evaluation.hpp"
 
 namespace kevolve::process {
+
 
 // Why a runner did not answer.
 struct RunnerFailure {
@@ -36,6 +40,8 @@ struct RunnerSpawn {
   int64_t memory_cgroup_mb = 0;      // the runner's memory cgroup limit, where it makes one (named on SIGKILL)
   std::string timeout_consequence =  // appended to the timeout message
       "its runner was killed";
+  // The runner's own cgroup: pids.max (threads count) and memory (0: none; the runner's rlimits bound it).
+  CgroupLimits cgroup{0, 256};
 };
 
 // The same count for the calling thread (the evaluator's own waits for a CPU), -1 where unknown.
@@ -62,10 +68,16 @@ class RunnerProcess {
   bool receive(double timeout_s, std::vector<char>& frame, RunnerFailure& failure);
   bool running() const { return pid_ > 0; }
 
-  // SIGSTOP / SIGCONT to the runner's whole process group (every thread and anything it started), so
-  // that its leftovers cannot run while the evaluator times something else. Only between frames.
+  // Freezes / thaws the runner's cgroup (every thread and every process it started, whatever its parent or
+  // session), so that its leftovers cannot run while the evaluator times something else; where there is no
+  // cgroup (or it did not freeze), SIGSTOP / SIGCONT to the runner's process group. Only between frames.
   void pause();
   void resume();
+  // What the sandbox line says of the runner's cgroup: describe(), or "no cgroup (<why>)".
+  std::string cgroup_line() const;
+  bool has_cgroup() const { return cgroup_.has_value(); }
+  // Whether the last runner's cgroup was found empty and removed when it ended (true while none ended).
+  bool cgroup_clean() const { return cgroup_clean_; }
   // The runner's pid while it runs (-1 otherwise).
   pid_t pid() const { return pid_; }
   // Nanoseconds the runner's main thread has spent runnable but waiting for a CPU since it started, from
@@ -80,7 +92,8 @@ class RunnerProcess {
  private:
   RunnerFailure classify_exit(const char* during);
   void drain_stderr();
-  // Once the runner has been waited for: its memory cgroup (where it made one) goes, and pid_ is -1.
+  // Once the runner has been waited for: whatever is left in its cgroup is killed, the cgroup checked empty
+  // and removed (and a memory cgroup it made itself goes); pid_ is -1.
   void forget_exited();
   void kill_group();
 
@@ -89,6 +102,10 @@ class RunnerProcess {
   pid_t group_ = -1;  // the runner's process group (its pid), killed whole when the runner ends
   int cmd_ = -1, reply_ = -1, err_ = -1;
   bool paused_ = false;
+  bool signal_stopped_ = false;  // paused by SIGSTOP (no cgroup, or it did not freeze)
+  std::optional<EvalCgroup> cgroup_;
+  std::string no_cgroup_;  // why the last spawn has none
+  bool cgroup_clean_ = true;
   std::string stderr_;
 };
 

@@ -18,6 +18,8 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
   spawn.extra = {{c.arena_fd, kArenaFd}};
   spawn.sandboxed = true;
   spawn.memory_limit_mb = c.memory_limit_mb;
+  // Its cgroup: pids.max (the runner's threads, no processes); its memory stays bounded by RLIMIT_AS.
+  spawn.cgroup = {0, 256};
   if (!proc_.spawn(spawn, failure)) return false;
   std::vector<char> frame;
   if (!proc_.receive(timeout_s, frame, failure)) return false;
@@ -41,6 +43,9 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
   }
   baseline_ = h.baseline_threads;
   sandbox_ = h.sandbox;
+  if (c.sandbox && !sandbox_.empty())
+    sandbox_ += ", " + (proc_.has_cgroup() ? proc_.cgroup_line()
+                                           : proc_.cgroup_line() + ": new processes are refused by the seccomp allow-list");
   return true;
 }
 

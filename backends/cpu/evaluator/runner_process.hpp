@@ -31,11 +31,11 @@ class RunnerProcess {
   // Runs one batch; false (and `failure`) when the runner crashed, hung past timeout_s or misbehaved.
   bool run(const Batch& b, double timeout_s, std::vector<CallOutcome>& out, RunnerFailure& failure);
   int baseline_threads() const { return baseline_; }
-  // The confinement the runner reported in its hello ("" with the sandbox off).
+  // The confinement the runner reported in its hello, and its cgroup ("" with the sandbox off).
   const std::string& sandbox() const { return sandbox_; }
-  // Stops every thread of the runner (SIGSTOP to its process group) while the evaluator times the
-  // reference, so that a candidate's leftover threads cannot steal the reference's cores; resume()
-  // lets it run again. Call only between batches.
+  // Stops every thread of the runner and every process it started (its cgroup's freezer; SIGSTOP to its
+  // process group where there is no cgroup) while the evaluator times the reference, so that a candidate's
+  // leftovers cannot steal the reference's cores; resume() lets it run again. Call only between batches.
   void pause() { proc_.pause(); }
   void resume() { proc_.resume(); }
   // The tail of what the runner wrote to stderr (compiler-like diagnostics, "terminate called ...").

@@ -15,7 +15,10 @@ bool CudaRunnerProcess::begin(const std::string& runner_path, const Setup& setup
   spawn.reply_fd = kReplyFd;
   spawn.memory_limit_mb = memory_limit_mb;
   spawn.seccomp = true;  // its allow-list kills forbidden calls with SIGSYS (where the filter is in force)
-  if (geteuid() == 0) spawn.memory_cgroup_mb = kRunnerHostMemoryMb;  // the runner makes one where it can
+  if (geteuid() == 0) spawn.memory_cgroup_mb = kRunnerHostMemoryMb;  // in its evaluation's cgroup, else its own
+  // Its evaluation's cgroup carries the host-memory bound (RLIMIT_AS would break the driver); pids.max: the
+  // driver's threads and the candidate's, no processes.
+  spawn.cgroup = {kRunnerHostMemoryMb << 20, 256};
   spawn.timeout_consequence = "its runner was killed, which ends its kernel";
   if (!proc_.spawn(spawn, failure)) return false;
   wire::Writer w;

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -24,6 +25,7 @@
 
 #include "backends/cuda/device_names.hpp"
 #include "backends/cuda/runner_protocol.hpp"
+#include "backends/process/eval_cgroup.hpp"
 #include "backends/process/identity.hpp"
 #include "backends/process/memory_cgroup.hpp"
 #include "backends/process/syscall_filter.hpp"
@@ -76,14 +78,25 @@ struct Confinement {
   std::string no_files;   // why there is none
   std::string memory;     // the memory cgroup in force, "" when there is none
   std::string no_memory;  // why there is none
+  std::string cgroup;     // the evaluation's cgroup the evaluator put this runner in, "" when none
+  std::string no_cgroup;  // why there is none
 };
 Confinement g_conf;
 
 void confine_at_start() {
+  const char* told = std::getenv(process::kEvalCgroupEnv);
+  const std::string cg = told ? told : "none: the evaluator did not say";
+  if (cg.rfind("cgroup v", 0) == 0)
+    g_conf.cgroup = cg;
+  else
+    g_conf.no_cgroup = cg.rfind("none: ", 0) == 0 ? cg.substr(6) : cg;
   if (geteuid() != 0) return;
   g_conf.namespaces = process::enter_private_namespaces();
   g_conf.files = process::private_filesystem(g_conf.no_files);
-  g_conf.memory = process::enter_memory_cgroup(kRunnerHostMemoryMb << 20, g_conf.no_memory);
+  if (g_conf.cgroup.find(", memory ") != std::string::npos)
+    g_conf.memory = g_conf.cgroup;  // the evaluation's cgroup carries the host-memory bound
+  else
+    g_conf.memory = process::enter_memory_cgroup(kRunnerHostMemoryMb << 20, g_conf.no_memory);
 }
 
 // Fills `level`; returns "" or what failed.
@@ -102,8 +115,9 @@ std::string give_up_identity(std::string& level, bool loading) {
                                   : ", " + g_conf.files) +
             (g_conf.memory.empty()
                  ? ", host memory bounded by RLIMIT_DATA only (no memory cgroup: " + g_conf.no_memory + ")"
-                 : ", " + g_conf.memory);
+                 : g_conf.memory == g_conf.cgroup ? "" : ", " + g_conf.memory);
   }
+  level += g_conf.cgroup.empty() ? ", no cgroup (" + g_conf.no_cgroup + ")" : ", " + g_conf.cgroup;
   process::GpuFilterOptions f;
   f.private_filesystem = !g_conf.files.empty();
   f.loading = loading;
@@ -112,7 +126,8 @@ std::string give_up_identity(std::string& level, bool loading) {
     return {};
   }
   level += std::string(", seccomp allow-list (the GPU driver's calls; files ") +
-           (f.private_filesystem ? "written only in the private filesystem" : "opened read-only") + ")";
+           (f.private_filesystem ? "written only in the private filesystem" : "opened read-only") +
+           (g_conf.cgroup.empty() ? "; new processes refused: clone without CLONE_THREAD kills" : "") + ")";
   return {};
 }
 

@@ -100,6 +100,15 @@ TEST_CASE("the seccomp half of isolation stops what the source scan does not see
   CHECK(r.message.find("SIGSYS") != std::string::npos);
 }
 
+TEST_CASE("a candidate that starts a process of its own session when loaded is rejected and leaves none", "[cheaters]") {
+  const EvalResult r = eval_file(kSmall, "tests/backends/cpu/crashers/daemon_spinner.cpp");
+  INFO(r.message);
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "isolation");
+  CHECK(r.message.find("SIGSYS") != std::string::npos);
+  CHECK(std::system("grep -qx kvdaemonspin /proc/[0-9]*/comm 2>/dev/null") != 0);
+}
+
 TEST_CASE("an honest candidate on a machine busy with other work is never called a cheater", "[cheaters]") {
   // Twice as many spinning threads as cores, for the whole evaluation: the runner is descheduled between its
   // calls, so the evaluator's clock runs ahead of the runner's. That may make the timing worthless (harness
