@@ -49,10 +49,7 @@ bool start_build(const Candidate& c, const EvalOptions& o, const std::string& la
     return false;
   }
   if (o.detectors.on(Detector::isolation) && refused) {
-    b.verdict = make_verdict(EvalStatus::rejected, "isolation",
-                             "line " + std::to_string(refused->line) + ": '" + refused->construct +
-                                 "' is not allowed in a kernel (" + refused->why + ")",
-                             o.detectors);
+    b.verdict = isolation_verdict(*refused, o.detectors);
     return false;
   }
   b.dir = make_build_dir();
@@ -62,6 +59,13 @@ bool start_build(const Candidate& c, const EvalOptions& o, const std::string& la
     return false;
   }
   return true;
+}
+
+EvalResult isolation_verdict(const harness::ScanFinding& f, const DetectorSet& d, bool expanded) {
+  return make_verdict(EvalStatus::rejected, "isolation",
+                      "line " + std::to_string(f.line) + (expanded ? " (after macro expansion)" : "") + ": '" +
+                          f.construct + "' is not allowed in a kernel (" + f.why + ")",
+                      d);
 }
 
 void remove_build_dir(const std::string& dir) {

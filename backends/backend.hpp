@@ -37,6 +37,9 @@ BuiltCandidate build_candidate(const std::string& backend, const Candidate& c, c
 // `device_index`: which of this machine's devices it evaluates on (CUDA: the worker's CUDA_VISIBLE_DEVICES).
 std::unique_ptr<Backend> make_backend(const std::string& backend, int device_index = 0);
 void remove_build_dir(const std::string& dir);
+// The verdict on a source-scan finding: `rejected [isolation]`; `expanded` when it was found after macro
+// expansion (in the preprocessor's output).
+EvalResult isolation_verdict(const harness::ScanFinding& f, const DetectorSet& d, bool expanded = false);
 // Why the named backend cannot evaluate anything on this machine, known before any candidate ("" when it
 // may, or when only an evaluation can tell): hip without its worker or without an AMD GPU.
 std::string backend_unavailable(const std::string& backend);

@@ -16,8 +16,9 @@ struct Candidate {
 struct BuildResult {
   bool ok = false;
   std::string artifact;  // path of the shared object, inside a private temp dir
-  std::string log;       // compiler output
+  std::string log;       // compiler output (bounded: it comes from a confined build)
   double seconds = 0;
+  std::string sandbox;   // how the compiler was confined ("build sandbox: uid N, ..."), "" before a build
 };
 
 }  // namespace kevolve

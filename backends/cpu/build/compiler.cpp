@@ -1,40 +1,71 @@
 #include "backends/cpu/build/compiler.hpp"
-#include "backends/process/run_captured.hpp"
 
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
-#include <filesystem>
 #include <fstream>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <sstream>
 
 namespace kevolve::cpu {
 
 namespace {
 #include "kevolve_kernel_header.inc"  // kKernelHeader: backends/kevolve_kernel.h, embedded at build time
-}
 
-BuildResult compile_cpu(const Candidate& c, const std::string& dir, const CompileOptions& o) {
+// The preprocessed text read back: at most this much (an honest kernel's is a few MiB).
+constexpr size_t kMaxPreprocessed = size_t{64} << 20;
+
+// One confined g++ run on the candidate in `dir` with `extra` arguments; the candidate's temp path in its
+// messages is shown as its own name.
+BuildResult run_gcc(const Candidate& c, const std::string& dir, const CompileOptions& o,
+                    const std::vector<std::string>& extra) {
   BuildResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string src = dir + "/candidate.cpp", so = dir + "/candidate.so";
+  const std::string src = cpu_source_path(dir);
   std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
   std::ofstream(src) << c.source;
-  std::vector<std::string> argv{o.compiler};
-  argv.insert(argv.end(), o.flags.begin(), o.flags.end());
-  for (const std::string& a : {std::string("-I") + dir, src, std::string("-o"), so}) argv.push_back(a);
-  const int rc = process::run_captured(argv, o.timeout_s, r.log);
+  process::ConfinedBuild b;
+  b.argv = {o.compiler};
+  b.argv.insert(b.argv.end(), o.flags.begin(), o.flags.end());
+  b.argv.push_back("-I" + dir);
+  b.argv.insert(b.argv.end(), extra.begin(), extra.end());
+  b.dir = dir;
+  b.timeout_s = o.timeout_s;
+  b.limits = o.limits;
+  const process::ConfinedResult run = process::run_confined(b);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (rc == -1 && r.log.empty())
-    r.log = "the compiler did not finish within " + std::to_string(int(o.timeout_s)) + " s";
-  r.ok = rc == 0 && std::filesystem::exists(so);
-  if (r.ok) r.artifact = so;
-  // Compiler messages name the private temp path; show the candidate's own name instead.
+  r.log = run.output;
+  r.sandbox = run.sandbox;
+  if (run.timed_out) r.log += "\nthe compiler did not finish within " + std::to_string(int(o.timeout_s)) + " s\n";
+  r.ok = run.started && run.exit_code == 0;
   for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.cpp");
+  return r;
+}
+
+}  // namespace
+
+std::string cpu_source_path(const std::string& dir) { return dir + "/candidate.cpp"; }
+
+BuildResult compile_cpu(const Candidate& c, const std::string& dir, const CompileOptions& o) {
+  const std::string so = dir + "/candidate.so";
+  BuildResult r = run_gcc(c, dir, o, {cpu_source_path(dir), "-o", so});
+  // What the untrusted build left is taken only as a regular file (never a link to elsewhere).
+  r.ok = r.ok && process::regular_file(so);
+  if (r.ok) r.artifact = so;
+  return r;
+}
+
+BuildResult preprocess_cpu(const Candidate& c, const std::string& dir, std::string& text, const CompileOptions& o) {
+  const std::string out = dir + "/candidate.ii";
+  BuildResult r = run_gcc(c, dir, o, {"-E", cpu_source_path(dir), "-o", out});
+  text.clear();
+  if (!r.ok) return r;
+  if (!process::regular_file(out)) {
+    r.ok = false;
+    r.log += "\nthe preprocessor left no regular file\n";
+    return r;
+  }
+  std::ifstream in(out, std::ios::binary);
+  text.resize(kMaxPreprocessed);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
   return r;
 }
 
