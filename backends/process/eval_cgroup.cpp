@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -229,6 +230,7 @@ EvalCgroup& EvalCgroup::operator=(EvalCgroup&& o) noexcept {
   enter_fds_ = std::move(o.enter_fds_);
   memory_bytes_ = o.memory_bytes_;
   memory_asked_ = o.memory_asked_;
+  seen_ = std::move(o.seen_);
   pids_max_ = o.pids_max_;
   frozen_ = o.frozen_;
   o.folders_.clear();
@@ -305,7 +307,12 @@ bool EvalCgroup::freeze() {
   const std::string events = folders_.empty() ? "" : folders_.front() + "/cgroup.events";
   for (Backoff b;; b.wait()) {
     const std::string state = read_text(version_ == 2 ? events : freezer_);
-    if (version_ == 2 ? state.find("frozen 1") != std::string::npos : state.rfind("FROZEN", 0) == 0) return true;
+    if (version_ == 2 ? state.find("frozen 1") != std::string::npos : state.rfind("FROZEN", 0) == 0) {
+      // Stable while frozen: one that ends on its own later (a CLONE_PARENT child of ours) is still reaped.
+      for (pid_t p : pids())
+        if (seen_.size() < 4096 && std::find(seen_.begin(), seen_.end(), p) == seen_.end()) seen_.push_back(p);
+      return true;
+    }
     if (std::chrono::steady_clock::now() > deadline) return false;
   }
 }
@@ -319,7 +326,7 @@ bool EvalCgroup::thaw() {
 
 bool EvalCgroup::kill_all() {
   if (procs_.empty()) return true;
-  std::set<pid_t> killed;
+  std::set<pid_t> killed(seen_.begin(), seen_.end());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   bool empty_now = false;
   for (Backoff b;; b.wait()) {

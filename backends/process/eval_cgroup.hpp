@@ -47,8 +47,8 @@ class EvalCgroup {
   bool freeze();
   bool thaw();
   bool frozen() const { return frozen_; }
-  // Kills every process inside and waits (bounded, 5 s) until it is empty; those that were this
-  // process's children are reaped. True when empty.
+  // Kills every process inside and waits (bounded, 5 s) until it is empty; those ever seen inside (frozen
+  // or killed) that were this process's children are reaped: wait for your own child first. True when empty.
   bool kill_all();
   // The pids inside it and inside any cgroup made within it (read from the kernel; empty when none).
   std::vector<pid_t> pids() const;
@@ -76,6 +76,7 @@ class EvalCgroup {
   std::string kill_file_;             // v2 cgroup.kill where the kernel has it
   std::vector<int> enter_fds_;        // cgroup.procs per hierarchy, open for the child's write
   int64_t memory_bytes_ = 0, pids_max_ = 0;
+  std::vector<pid_t> seen_;  // pids found inside while frozen: reaped by kill_all where they were ours
   bool memory_asked_ = false;
   bool frozen_ = false;
 };

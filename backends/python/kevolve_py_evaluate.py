@@ -27,7 +27,7 @@ from kevolve_py_process import stop_strays, take_runner
 from kevolve_py_resources import (GB, Phases, Reference, call_limit, describe_need, describe_usage, device_usage, free_memory,
                                   plan_memory, release_memory)
 from kevolve_py_static import label_of, static_check
-from kevolve_py_timing import (PASS_NS, TIMER_SLACK_NS, CopyBandwidth, IdleProbe, PassClock, compile_cache_get, compile_cache_key,
+from kevolve_py_timing import (PASS_NS, TIMER_SLACK_NS, CopyBandwidth, IdleProbe, PassClock, ReferenceGuard, compile_cache_get, compile_cache_key,
                                compile_cache_put, median_settled, pin_to_one_core, summarize, timing_settle)
 from kevolve_py_transport import MAX_SETS, SharedSets, _json_value, count_sets
 
@@ -303,10 +303,12 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         runner = held["runner"] = take_runner(os.path.abspath(a.candidate), work, a.device, a.threads, a.timeout)
         _ok(runner.ask(sets.describe(), timeout=max(60, a.timeout) + sets.size / GB, fd=sets.fd), "mapping the shared buffers")
         res["transport"] = sets.transport
-        r = runner.ask({"op": "confine", "model": os.path.join(work, "model.pt"), "memory_mb": runner_mb}, timeout=max(60, a.timeout))
+        # Without a cgroup of its own, nothing would hold what the candidate starts: it may then start no process.
+        r = runner.ask({"op": "confine", "model": os.path.join(work, "model.pt"), "memory_mb": runner_mb,
+                        "processes": runner.cgroup is not None}, timeout=max(60, a.timeout))
         if r["status"] != "ok" or "sandbox" not in r:
             raise _Verdict("harness_error", "sandbox", "confining the runner: %s" % (r["message"] or "it did not say how"))
-        res["sandbox"] = r["sandbox"]
+        res["sandbox"] = r["sandbox"] + ", " + runner.cgroup_line()
     with ph("compile"):
         # Importing ModelNew builds its extensions (load_inline: 40-60 s for a C++ one on an idle 2-core
         # machine, more for nvcc or on a loaded one): the import gets minutes, not the per-call limit.
@@ -424,6 +426,7 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     copies = CopyBandwidth(dev, sets.bytes_moved)
     cand, ref, passes, timer_log, checked, checked_full = [], [], 0, [], 0, 0
     outside, own = PassClock(runner.p.pid), PassClock()
+    guard = ReferenceGuard(ref_ns)  # the reference's own call time, measured before any candidate code ran
     per_call_s = slowest
     n = min(max(1, a.sets), nsets)  # calls per pass: a.sets for the first two passes, then about PASS_NS worth
     deadline = time.monotonic() + max(10.0, 40 * a.min_time)
@@ -467,9 +470,16 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
                 ref_whole[i] = outs
         if probe is not None:
             _check_queued_work(probe, passes)
-        own.start()
-        ns_ref, spans_ref = rt.timed_calls(model, [sets.priv[k] for k in range(n)], store_reference, dev, flush, clock, keep)
-        own_spent = own.stop()
+
+        def reference_pass():
+            ref_at.clear()
+            ref_whole.clear()
+            own.start()
+            ns_, spans_ = rt.timed_calls(model, [sets.priv[k] for k in range(n)], store_reference, dev, flush, clock, keep)
+            return ns_, spans_, own.stop()
+        (ns_ref, spans_ref, own_spent), starved, _ = guard.take(reference_pass)
+        if starved and on("impossible_time"):
+            raise _Verdict("harness_error", "busy", starved + " (timing pass %d)" % passes, "timing pass %d" % passes)
         for k in range(n) if on("timed_outputs") else ():
             # Checked by the fixed rule first; where it refuses, by the eager-relative rule, with call k's float64
             # reference computed then (on the pass's inputs, or, if the reference wrote into them, the same seed's).
@@ -532,7 +542,8 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
     res["checks"] = {"transport": sets.transport, "sets": nsets, "passes": passes, "timed_calls_checked": checked,
                      "timed_calls_checked_whole": checked_full, "sampled_per_output": SAMPLES, "timer_violations": len(violations),
                      "copy_gbps": bw / 1e9, "floor_ms": floor_ms, "settle": settle,
-                     "cpu_wait_ms": sum(w["waited"] + w["stolen"] for w, _, _ in timer_log) / 1e6}
+                     "cpu_wait_ms": sum(w["waited"] + w["stolen"] for w, _, _ in timer_log) / 1e6,
+                     "reference_retimed": guard.retimed}
     if on("timer") and len(violations) >= max(2, (len(timer_log) + 1) // 2):
         busy, w, s, allowed = sorted(violations)[len(violations) // 2]
         raise _Verdict("rejected", "timer", "the runner's times disagree with the evaluator's outside wall clock in %d of %d timing passes "

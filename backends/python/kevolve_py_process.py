@@ -1,8 +1,9 @@
 """kevolve's Python interpreter, trusted side: the runner process as the evaluator sees it.
 
-Runner starts kevolve_py_runner.py in a process group of its own, sends it one JSON command per line and
-checks its one JSON answer line (size-capped, matched by a nonce, validated field by field); the runner is
-stopped (SIGSTOP) whenever no command is out. take_runner / start_standby keep one runner started ahead for the
+Runner starts kevolve_py_runner.py in a process group and a cgroup of its own (kevolve_py_cgroup), sends it one
+JSON command per line and checks its one JSON answer line (size-capped, matched by a nonce, validated field by
+field); the runner, and every process it started, is frozen whenever no command is out (SIGSTOP to its process
+group where no cgroup could be made), and killed with it at the end. take_runner / start_standby keep one runner started ahead for the
 next candidate in serve mode. Nothing the runner writes is ever unpickled or executed here.
 """
 import json
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import time
 
+from kevolve_py_cgroup import EvalCgroup
 from kevolve_py_timing import spare_cores
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,12 +26,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_ANSWER = 1 << 20  # bytes of one answer line
 RUNNER_STATUSES = {"ok", "runtime_error", "rejected"}
 RUNNER_REASONS = {"exception", "load", "outputs", "isolation"}
+RUNNER_PIDS = 512  # pids.max of a runner's cgroup: torch's threads, and a kernel build's compiler processes
 
 
 class Runner:
     """The candidate's process: one JSON command per line on its stdin, one JSON answer line on its stdout.
-    It runs only while a command is out (SIGCONT before, SIGSTOP after the answer), so between commands it can
-    neither change the evidence nor compete with the reference's timing. candidate "-" starts a standby runner
+    It runs only while a command is out (thawed before, frozen after the answer), so between commands neither it
+    nor anything it started can change the evidence or compete with the reference's timing. candidate "-" starts a standby runner
     (torch imported, device set up) that learns its candidate later (take_runner)."""
 
     def __init__(self, candidate, workdir, device, threads, timeout, cores=None):
@@ -47,10 +50,20 @@ class Runner:
         # cannot open it through /proc); the runner closes its end once the region is mapped.
         self.fds, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env["KEVOLVE_RUNNER_FDS"] = str(theirs.fileno())
+        self.cgroup, self.no_cgroup = EvalCgroup.create("eval", 0, RUNNER_PIDS)
+        self.clean = True  # whether its cgroup was found empty and removed at the end
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "kevolve_py_runner.py"), candidate, device, str(threads)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=workdir, env=env,
                                   start_new_session=True, pass_fds=(theirs.fileno(),))
         theirs.close()
+        # Into its cgroup now, while only kevolve's own code runs in it (the candidate comes with `load`, many
+        # answers later): every thread it has and every process it will start is inside.
+        if self.cgroup is not None:
+            why = self.cgroup.adopt(self.p.pid)
+            if why:
+                self.cgroup.remove()
+                self.cgroup, self.no_cgroup = None, "the runner could not be moved into its cgroup: " + why
+        self.stopped = False  # by SIGSTOP (no cgroup, or it did not freeze)
         self.pending = b""
         self.spread = False  # started on other cores than this process's (a standby: pin() before use)
         if cores:
@@ -100,6 +113,24 @@ class Runner:
         except OSError:
             pass
 
+    def _pause(self):
+        if self.cgroup is None or not self.cgroup.freeze():
+            self._signal(signal.SIGSTOP)
+            self.stopped = True
+
+    def _resume(self):
+        if self.cgroup is not None and self.cgroup.frozen:
+            self.cgroup.thaw()
+        if self.stopped:
+            self._signal(signal.SIGCONT)
+            self.stopped = False
+
+    def cgroup_line(self):
+        """What the sandbox line says of the runner's cgroup."""
+        if self.cgroup is not None:
+            return self.cgroup.describe()
+        return "no cgroup (%s)" % self.no_cgroup  # the runner's level says that new processes are refused
+
     def _readable(self, timeout):
         return bool(select.select([self.p.stdout], [], [], max(0.0, timeout))[0])
 
@@ -113,7 +144,7 @@ class Runner:
         nonce = secrets.token_hex(8)
         if self.pending or (self.p.poll() is None and self._readable(0)):
             return self._protocol("it wrote to its answer pipe between commands")
-        self._signal(signal.SIGCONT)
+        self._resume()
         try:
             if fd is not None:
                 socket.send_fds(self.fds, [b"f"], [fd])
@@ -135,7 +166,7 @@ class Runner:
             self.pending += chunk
             if len(self.pending) > MAX_ANSWER:
                 return self._protocol("an answer longer than %d bytes" % MAX_ANSWER)
-        self._signal(signal.SIGSTOP)
+        self._pause()
         line, _, self.pending = self.pending.partition(b"\n")
         if self.pending:
             return self._protocol("more than one answer to one command")
@@ -175,14 +206,21 @@ class Runner:
         return {"status": "rejected", "reason": "protocol", "message": "the candidate's process broke the runner protocol: " + why}
 
     def kill(self):
-        """Kills the runner and everything in its process group (stopped or not), and waits for it: once this
-        returns its memory (its CUDA context and allocations with it) is the system's again."""
+        """Kills the runner and everything in its process group and its cgroup (frozen, stopped or not), and waits
+        for it: once this returns its memory (its CUDA context and allocations with it) is the system's again, and
+        no process it started is left (its cgroup checked empty, then removed)."""
         self._signal(signal.SIGKILL)
         try:
             self.p.kill()
         except OSError:
             pass
-        self.p.wait()
+        if self.cgroup is not None and self.cgroup.frozen:
+            self.cgroup.thaw()  # a frozen process dies only once thawed
+        self.p.wait()  # the runner's own exit status first: kill_all reaps the rest
+        if self.cgroup is not None:
+            self.clean = self.cgroup.remove()
+            self.cgroup = None
+        self.stopped = False
         if self in _live:
             _live.remove(self)
 

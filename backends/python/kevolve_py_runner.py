@@ -16,8 +16,9 @@ Commands (JSON lines on stdin; answers on the original stdout, the candidate's o
   open {candidate, work}       a standby runner (started with "-") learns its one candidate
   bind {memory, layout, set_offsets}   maps the shared buffers (CPU: the memfd comes with it over the socket pair
                                whose end is fd $KEVOLVE_RUNNER_FDS; closed once received)
-  confine {model, memory_mb}   reads the candidate's source and the reference's weights (`model`, a torch.save
-                               file), then confines itself (see "the sandbox" below); answers {"sandbox": level}
+  confine {model, memory_mb, processes}   reads the candidate's source and the reference's weights (`model`, a
+                               torch.save file), then confines itself (see "the sandbox" below; `processes` false:
+                               no cgroup holds what it starts, so it may start none); answers {"sandbox": level}
   load {}                      imports the candidate, builds ModelNew under the evaluator's seed with the
                                reference's weights wherever names and shapes match; then the last seccomp stage
   run {set, values?}           one call on input set `set`; outputs into its slots
@@ -505,12 +506,26 @@ def _kill_signals_to_evaluator(f):
         f.rule(SCMP_ACT_KILL_PROCESS, "kill tkill tgkill sched_setaffinity", (0, SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, target))
 
 
-def seccomp_stage1():
+def _kill_new_processes(f):
+    """fork, vfork and clone without CLONE_THREAD kill; clone3 (its flags in memory seccomp cannot read) fails with
+    ENOSYS, so that glibc falls back to clone for its threads."""
+    import errno
+    CLONE_THREAD = 0x00010000
+    f.rule(SCMP_ACT_KILL_PROCESS, "fork vfork")
+    f.rule(SCMP_ACT_KILL_PROCESS, "clone", (0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0))
+    f.rule(SCMP_ACT_ERRNO(errno.ENOSYS), "clone3")
+
+
+def seccomp_stage1(processes=True):
     """Before the candidate's import: everything is allowed (it may build its kernel with a compiler, as child
-    processes) except _KILL_ALWAYS and signals or affinity aimed at the evaluator, which kill."""
+    processes) except _KILL_ALWAYS and signals or affinity aimed at the evaluator, which kill. `processes` False
+    (the evaluator could make no cgroup to hold what the candidate starts): new processes kill too, from the
+    candidate's first instruction on."""
     f = _Filter(SCMP_ACT_ALLOW)
     f.rule(SCMP_ACT_KILL_PROCESS, _KILL_ALWAYS)
     _kill_signals_to_evaluator(f)
+    if not processes:
+        _kill_new_processes(f)
     f.load()
 
 
@@ -736,7 +751,10 @@ def main():
                     sys.dont_write_bytecode = True  # no __pycache__ writes (file writes kill after the load)
                     level = drop_identity(scratch) + (", " + files if files else "") + ", " + limit_resources(
                         dev, cmd.get("memory_mb", 4096), threads)
-                    seccomp_stage1()
+                    processes = cmd.get("processes") is True
+                    seccomp_stage1(processes)
+                    if not processes:
+                        level += ", no new processes from the candidate's import on (no cgroup to hold them: its kernel cannot be built by a compiler)"
                     if dev.type == "cuda":
                         level += (", no_new_privs, seccomp (a deny-list while ModelNew is imported, built and first called, "
                                   "then an allow-list with the CUDA driver's ioctls; files may be opened read-write, never "

@@ -84,6 +84,66 @@ def _steal_ns():
     return out
 
 
+def process_waited_ns():
+    """Nanoseconds every thread of this process (the reference's worker threads too) has waited for a CPU held by
+    something else (runnable, not running), summed over /proc/self/task/*/schedstat; None where the kernel keeps no
+    schedstat. Threads that ended between two reads drop out of the sum: compare reads around one timed pass."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    total, known = 0, False
+    for tid in tids:
+        st = _schedstat("/proc/self/task/%s/schedstat" % tid)
+        if st is not None:
+            total, known = total + st[1], True
+    return total if known else None
+
+
+BUSY_SLOWER = 2.0   # a reference pass whose median call is this many times its calibration is timed again
+BUSY_WAITED = 0.25  # and, still so after BUSY_RETAKES retakes, is `busy` when its threads waited this share of it
+BUSY_RETAKES = 3
+
+
+class ReferenceGuard:
+    """A reference slowed by anything but itself is noticed: a timed pass of the reference whose median call is
+    over BUSY_SLOWER times its calibration (the fastest call time measured earlier in the same evaluation) is timed
+    again, up to BUSY_RETAKES times after a moment off the CPU, and the fastest take kept; when that one is still
+    so slow while this process's threads waited for a CPU for over BUSY_WAITED of it (other processes held the
+    cores), take() says why the timing is worthless, and the evaluation ends `harness_error [busy]` instead of
+    crediting the candidate with the reference's starvation."""
+
+    def __init__(self, calibration_ns):
+        self.calibration = max(1, calibration_ns)
+        self.retimed = 0  # retakes so far
+
+    def take(self, timed_pass):
+        """timed_pass() -> (call times in ns, ...): runs it (and retakes); returns (the fastest take's result, None
+        or why the reference was starved, the share of that take its threads waited for a CPU)."""
+        best = None
+        for n in range(1 + BUSY_RETAKES):
+            if n:
+                time.sleep(0.001)  # a woken sleeper is scheduled ahead of a busy neighbour
+                self.retimed += 1
+            w0, t0 = process_waited_ns(), time.perf_counter_ns()
+            result = timed_pass()
+            wall, w1 = time.perf_counter_ns() - t0, process_waited_ns()
+            waited = w1 - w0 if w0 is not None and w1 is not None else 0
+            call = statistics.median(result[0])
+            if best is None or call < best[1]:
+                best = (result, call, waited / max(1, wall))
+            if call <= BUSY_SLOWER * self.calibration:
+                break
+        result, call, share = best
+        if call > BUSY_SLOWER * self.calibration and share > BUSY_WAITED:
+            return result, ("the reference's calls took %.3g ms (median of a pass, the fastest of %d takes) against %.3g ms "
+                            "earlier in this evaluation, while its threads waited for a CPU for %.0f%% of the pass: other "
+                            "work on this machine slowed the reference, so the speedup would be wrong" % (
+                                call / 1e6, BUSY_RETAKES + 1, self.calibration / 1e6, 100 * share)), share
+        self.calibration = min(self.calibration, call)
+        return result, None, share
+
+
 class PassClock:
     """The outside clock of one timing pass and the part of it the runner could not have spent running: the time
     the runner's main thread (its timed loop) and the calling thread waited for a CPU that other processes held,

@@ -3,10 +3,12 @@
 // caught by its check; crashes, hangs and syntax errors get their status; `kevolve suite` tabulates.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -46,60 +48,119 @@ TEST_CASE("honest ModelNew candidates are correct, timed against eager, and labe
 
 TEST_CASE("every Python-side hack is caught by its check", "[python]") {
   if (no_torch_python()) return;
+  // Each cheater names the check that catches it and the backstops that may catch it first (on an idle machine
+  // a patched clock is also faster than the bytes it must move: impossible_time); any other verdict fails.
+  const std::set<std::string> kClockBackstops = {"impossible_time"};
   struct Case {
     const char* file;
     std::string problem;
     EvalStatus status;
-    std::set<std::string> reasons;
-    bool static_off = false;   // the static check off: the run-time check behind it must catch the cheater too
-    const char* message = "";  // a part of the message that says which check caught it
+    std::string detector;             // the check meant to catch it
+    std::set<std::string> backstops;  // checks that may catch it before its own (named, never "any rejection")
+    bool static_off = false;          // the static check off: the run-time check behind it must catch the cheater too
+    const char* message = "";         // a part of the detector's message that says which check caught it
   };
   const std::vector<Case> cases = {
-      {"try_except_fallback.py", kRelu, EvalStatus::rejected, {"fallback"}},
-      {"calls_reference.py", kSoftmax, EvalStatus::rejected, {"reference"}},
-      {"extra_thread.py", kRelu, EvalStatus::rejected, {"threads"}},
-      {"extra_stream.py", kSoftmax, EvalStatus::rejected, {"streams"}},
-      {"precision_downgrade.py", kSoftmax, EvalStatus::rejected, {"precision"}},
-      {"patched_timer.py", kRelu, EvalStatus::rejected, {"timer"}},
-      {"mutates_input.py", kRelu, EvalStatus::rejected, {"input_mutation"}},
+      {"try_except_fallback.py", kRelu, EvalStatus::rejected, "fallback", {}},
+      {"calls_reference.py", kSoftmax, EvalStatus::rejected, "reference", {}},
+      {"extra_thread.py", kRelu, EvalStatus::rejected, "threads", {}},
+      {"extra_stream.py", kSoftmax, EvalStatus::rejected, "streams", {}},
+      {"precision_downgrade.py", kSoftmax, EvalStatus::rejected, "precision", {}},
+      {"patched_timer.py", kRelu, EvalStatus::rejected, "timer", kClockBackstops},
+      {"mutates_input.py", kRelu, EvalStatus::rejected, "input_mutation", {}},
       // Cached by input layout: trial 1 (new data) gets trial 0's answer.
-      {"cached_output.py", kSoftmax, EvalStatus::rejected, {"fresh_data"}},
+      {"cached_output.py", kSoftmax, EvalStatus::rejected, "fresh_data", {}},
       // Cached by (address, tensor._version): the trials alternate between two input sets whose buffers the
       // evaluator refills from its own process (no version bump), so trial 2 gets trial 0's answer.
-      {"cached_by_version.py", kSoftmax, EvalStatus::rejected, {"fresh_data"}},
-      {"patched_event.py", kRelu, EvalStatus::rejected, {"timer"}},
-      {"wrong_values.py", kSoftmax, EvalStatus::incorrect, {"mismatch"}},
+      {"cached_by_version.py", kSoftmax, EvalStatus::rejected, "fresh_data", {}},
+      {"patched_event.py", kRelu, EvalStatus::rejected, "timer", kClockBackstops},
+      {"wrong_values.py", kSoftmax, EvalStatus::incorrect, "mismatch", {}},
       // Each of these scored ok (the first five with 15-800x) before outputs came back as raw bytes, the
       // evaluator bounded passes with its own clock, checked every timed call and refreshed the timing inputs,
       // and the static check worked on the syntax tree.
-      {"pickled_output.py", kRelu, EvalStatus::rejected, {"outputs"}, false, "not a torch.Tensor"},
-      {"patched_runner_clock.py", kRelu, EvalStatus::rejected, {"timer"}, false, "__main__._clock"},
-      {"patched_runner_clock.py", kRelu, EvalStatus::rejected, {"timer"}, true, "outside wall clock"},
-      {"deferred_output.py", kRelu, EvalStatus::rejected, {"timer"}, false, "outside wall clock"},
-      {"oversubscribed_clock.py", kRelu, EvalStatus::rejected, {"threads"}, false, "torch.set_num_threads"},
-      {"unchecked_calls.py", kRelu, EvalStatus::rejected, {"timed_outputs"}},
-      {"cached_by_pointer_sampled.py", kSoftmax, EvalStatus::rejected, {"timed_outputs"}},
-      {"dynamic_precision.py", kRelu, EvalStatus::rejected, {"precision"}},
-      {"dynamic_import.py", kRelu, EvalStatus::rejected, {"threads"}},
-      {"dynamic_name.py", kRelu, EvalStatus::rejected, {"dynamic"}},
+      {"pickled_output.py", kRelu, EvalStatus::rejected, "outputs", {}, false, "not a torch.Tensor"},
+      {"patched_runner_clock.py", kRelu, EvalStatus::rejected, "timer", kClockBackstops, false, "__main__._clock"},
+      {"patched_runner_clock.py", kRelu, EvalStatus::rejected, "timer", kClockBackstops, true, "outside wall clock"},
+      {"deferred_output.py", kRelu, EvalStatus::rejected, "timer", kClockBackstops, false, "outside wall clock"},
+      {"oversubscribed_clock.py", kRelu, EvalStatus::rejected, "threads", {}, false, "torch.set_num_threads"},
+      {"unchecked_calls.py", kRelu, EvalStatus::rejected, "timed_outputs", {}},
+      {"cached_by_pointer_sampled.py", kSoftmax, EvalStatus::rejected, "timed_outputs", {}},
+      {"dynamic_precision.py", kRelu, EvalStatus::rejected, "precision", {}},
+      {"dynamic_import.py", kRelu, EvalStatus::rejected, "threads", {}},
+      {"dynamic_name.py", kRelu, EvalStatus::rejected, "dynamic", {}},
       // Each of these scored ok before the runner confined itself (uid 65534 in namespaces of its own, seccomp);
       // the last three reach libc through ctypes or os calls the static check does not refuse: the sandbox is
       // what stops them.
-      {"reads_evaluator_memory.py", kRelu, EvalStatus::runtime_error, {"exception"}, false, "Error: [Errno"},
-      {"renices_evaluator.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
-      {"makes_fifo.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
-      {"opens_socket.py", kRelu, EvalStatus::rejected, {"isolation"}, false, "SIGSYS"},
+      {"reads_evaluator_memory.py", kRelu, EvalStatus::runtime_error, "exception", {}, false, "Error: [Errno"},
+      {"renices_evaluator.py", kRelu, EvalStatus::rejected, "isolation", {}, false, "SIGSYS"},
+      {"makes_fifo.py", kRelu, EvalStatus::rejected, "isolation", {}, false, "SIGSYS"},
+      {"opens_socket.py", kRelu, EvalStatus::rejected, "isolation", {}, false, "SIGSYS"},
   };
   for (auto& c : cases) {
     EvalOptions o = quick_py();
     if (c.static_off) o.detectors.set(Detector::isolation, false);
-    const EvalResult r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, o);
+    // `harness_error [busy]` says the machine's other work starved the reference (no verdict on the candidate):
+    // that evaluation is taken again, three times at most.
+    EvalResult r;
+    for (int i = 0; i < 3; ++i) {
+      r = eval_py(c.problem, std::string("tests/backends/python/cheaters/") + c.file, o);
+      if (!(r.status == EvalStatus::harness_error && r.reason == "busy")) break;
+    }
     INFO(c.file << (c.static_off ? " (static check off)" : "") << ": " << status_name(r.status) << " [" << r.reason
                 << "] " << r.message);
     CHECK(r.status == c.status);
-    CHECK(c.reasons.count(r.reason) == 1);
-    CHECK(r.message.find(c.message) != std::string::npos);
+    CHECK((r.reason == c.detector || c.backstops.count(r.reason) == 1));
+    if (r.reason == c.detector) CHECK(r.message.find(c.message) != std::string::npos);
   }
+}
+
+TEST_CASE("processes a ModelNew starts outside the runner at import gain nothing and are gone when it ends", "[python]") {
+  if (no_torch_python()) return;
+  // clone(CLONE_PARENT) + setsid at import, spinning while the runner is stopped (the reference's timing): with a
+  // cgroup per runner they are frozen with it, so the speedup stays its honest twin's; without one the runner's
+  // filter kills the clone. Two evaluations of each, interleaved, the best of each compared (load, not the
+  // cheat, moves one evaluation); the bound is a generous ratio (the cheat gained 2-3x).
+  const std::string honest = "tests/backends/python/honest/4_softmax__honest.py";
+  const std::string cheater = "tests/backends/python/cheaters/clone_parent_spinner.py";
+  // A machine whose other work starves the reference gives `harness_error [busy]` (no speedup to compare): such
+  // an evaluation is taken again, three times at most.
+  auto eval_unless_busy = [](const std::string& file) {
+    EvalResult r;
+    for (int i = 0; i < 3; ++i) {
+      r = eval_py(kSoftmax, file);
+      if (!(r.status == EvalStatus::harness_error && r.reason == "busy")) break;
+    }
+    return r;
+  };
+  double best_honest = 0, best_cheat = 0;
+  for (int round = 0; round < 2; ++round) {
+    const EvalResult h = eval_unless_busy(honest);
+    INFO("honest: " << status_name(h.status) << " [" << h.reason << "] " << h.message);
+    if (h.status == EvalStatus::harness_error && h.reason == "busy") {
+      say_skipped("this machine stayed too busy to time the reference: " + h.message);
+      return;
+    }
+    REQUIRE(h.status == EvalStatus::ok);
+    best_honest = std::max(best_honest, h.speedup);
+    const EvalResult c = eval_unless_busy(cheater);
+    INFO("cheater: " << status_name(c.status) << " [" << c.reason << "] " << c.message << "\nsandbox: " << c.sandbox);
+    // Nothing it started outlives its evaluation, whatever the verdict.
+    CHECK(std::system("grep -qx kvcloneparent /proc/[0-9]*/comm 2>/dev/null") != 0);
+    if (c.sandbox.find("no cgroup") != std::string::npos) {
+      CHECK(c.status == EvalStatus::rejected);
+      CHECK(c.reason == "isolation");
+      return;
+    }
+    CHECK(c.sandbox.find("cgroup v") != std::string::npos);
+    if (c.status == EvalStatus::harness_error && c.reason == "busy") {
+      say_skipped("this machine stayed too busy to time the reference: " + c.message);
+      return;
+    }
+    REQUIRE(c.status == EvalStatus::ok);
+    best_cheat = std::max(best_cheat, c.speedup);
+  }
+  INFO("best speedup: cheater " << best_cheat << "x, honest twin " << best_honest << "x");
+  CHECK(best_cheat < 1.5 * best_honest);
 }
 
 TEST_CASE("with its detector off, a cheater gets through: the detector is what catches it", "[python]") {

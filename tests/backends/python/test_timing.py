@@ -38,6 +38,51 @@ check("a malformed KEVOLVE_TIMING_SETTLE keeps the default", T.timing_settle(), 
 del os.environ["KEVOLVE_TIMING_SETTLE"]
 check("the default", T.timing_settle(), 0.005)
 
+# The reference guard (ReferenceGuard), with real processes: a pass of pure-Python work on one core is timed
+# alone, then while three spinning processes share that core. Alone it is accepted (unless the machine was in
+# fact busy: its threads then waited for a CPU, which the guard reports); shared, its calls take about four
+# times as long while this process waits for the core most of the time: `busy`, after the retakes.
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
+
+def work_pass():
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter_ns()
+        sum(i * i for i in range(600000))  # about 15 ms: longer than a scheduler slice
+        times.append(time.perf_counter_ns() - t0)
+    return times, None
+
+
+if T.process_waited_ns() is None:
+    print("KEVOLVE-SKIPPED: no /proc/<pid>/schedstat on this kernel (the reference guard reads it)")
+else:
+    core = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {core})
+    try:
+        calibration = min(min(work_pass()[0]) for _ in range(5))
+        guard = T.ReferenceGuard(calibration)
+        _, why, share = guard.take(work_pass)
+        check("a pass alone on its core is accepted (or the machine was busy: %.0f%% waited)" % (100 * share),
+              why is None or share > T.BUSY_WAITED, True)
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3)]
+        try:
+            for h in hogs:
+                os.sched_setaffinity(h.pid, {core})
+            time.sleep(0.2)
+            _, why, share = guard.take(work_pass)
+            check("a pass sharing its core with three spinning processes is refused as busy", why is not None, True)
+            check("the refusal says the reference waited for a CPU", "waited for a CPU" in (why or ""), True)
+            check("it was timed again before being refused", guard.retimed >= T.BUSY_RETAKES, True)
+        finally:
+            for h in hogs:
+                h.kill()
+                h.wait()
+    finally:
+        os.sched_setaffinity(0, mine)
+
 for f in failures:
     print("FAILED", f)
 print("%d checks failed" % len(failures) if failures else "all timing checks passed")
