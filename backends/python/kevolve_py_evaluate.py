@@ -438,11 +438,13 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
         sync(dev)
         if probe is not None:  # idle before the runner's pass: what is found busy after it, the runner left
             _wait_idle(probe, "before timing pass %d (the runner stopped since its last answer)" % passes)
-        outside.start()
+        # The outside clock spans the pass from the runner's thaw to its answer (freezing and thawing its cgroup take
+        # milliseconds that are not the runner's).
         r = runner.ask({"op": "time", "sets": list(range(n)), "values": sets.take_values()},
-                       timeout=limit + 4 * n * per_call_s, why=why + ", + 4 x the pass's calls at the slowest call so far")
-        spent = outside.stop()
+                       timeout=limit + 4 * n * per_call_s, why=why + ", + 4 x the pass's calls at the slowest call so far",
+                       clock=outside)
         _ok(r, "timing pass %d" % passes)
+        spent = runner.spent
         ns = r.get("ns")
         if not (isinstance(ns, list) and len(ns) == n and all(isinstance(x, int) and 0 <= x < 10 ** 13 for x in ns)):
             raise _Verdict("rejected", "protocol", "the runner's times for timing pass %d are not %d call times in ns" % (passes, n))

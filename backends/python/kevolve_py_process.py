@@ -65,6 +65,7 @@ class Runner:
                 self.cgroup, self.no_cgroup = None, "the runner could not be moved into its cgroup: " + why
         self.stopped = False  # by SIGSTOP (no cgroup, or it did not freeze)
         self.pending = b""
+        self.spent = None  # what the clock given to the last ask() measured
         self.spread = False  # started on other cores than this process's (a standby: pin() before use)
         if cores:
             try:
@@ -134,17 +135,20 @@ class Runner:
     def _readable(self, timeout):
         return bool(select.select([self.p.stdout], [], [], max(0.0, timeout))[0])
 
-    def ask(self, cmd, timeout=None, fd=None, why=None):
+    def ask(self, cmd, timeout=None, fd=None, why=None, clock=None):
         """Sends one command and returns its answer, checked: a dict with status (ok, runtime_error, rejected),
         reason, message and the command's own fields (ns, copied). A hang (killed after `timeout`, default the
         runner's; `why` says how that limit was reached), a death or a broken protocol comes back as the verdict
         it makes (timeout, runtime_error, rejected with reason protocol). `fd`, if given, is sent to the runner
-        with the command."""
+        with the command. `clock` (a PassClock), if given, is started once the runner is thawed and stopped when its
+        answer is in, before it is frozen again: what it measured is then in self.spent."""
         limit = timeout or self.timeout
         nonce = secrets.token_hex(8)
         if self.pending or (self.p.poll() is None and self._readable(0)):
             return self._protocol("it wrote to its answer pipe between commands")
         self._resume()
+        if clock is not None:
+            clock.start()
         try:
             if fd is not None:
                 socket.send_fds(self.fds, [b"f"], [fd])
@@ -166,6 +170,8 @@ class Runner:
             self.pending += chunk
             if len(self.pending) > MAX_ANSWER:
                 return self._protocol("an answer longer than %d bytes" % MAX_ANSWER)
+        if clock is not None:
+            self.spent = clock.stop()
         self._pause()
         line, _, self.pending = self.pending.partition(b"\n")
         if self.pending:
