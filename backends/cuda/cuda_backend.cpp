@@ -1,5 +1,6 @@
 #include "backends/cuda/cuda_backend.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -7,6 +8,7 @@
 #include "backends/device_info.hpp"
 #include "backends/harness/source_scan.hpp"
 #include "backends/cuda/build/cuda_compiler.hpp"
+#include "backends/cuda/launch_spec.hpp"
 
 namespace kevolve::cuda {
 namespace {
@@ -59,17 +61,45 @@ std::string cuda_worker_path() {
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
   if (!start_build(c, o, "cuda", "CUDA", harness::scan_tokens(c.source, forbidden()), b)) return b;
-  b.build = compile_cuda(c, b.dir, o.arch);
-  if (!b.build.ok) {
-    const bool missing = b.build.log.find("not available on this machine") != std::string::npos ||
-                         b.build.log.find("nvcc is not installed") != std::string::npos;
-    const auto first = b.build.log.find("error");
+  auto failed = [&](const BuildResult& build) {
+    const bool missing = build.log.find("not available on this machine") != std::string::npos ||
+                         build.log.find("nvcc is not installed") != std::string::npos;
+    const auto first = build.log.find("error");
     EvalResult r = make_verdict(
         missing ? EvalStatus::harness_error : EvalStatus::compile_error, missing ? "toolchain" : "compiler",
-        first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400), o.detectors);
-    r.compile_log = b.build.log;
-    b.verdict = r;
+        first == std::string::npos ? build.log.substr(0, 400) : build.log.substr(first, 400), o.detectors);
+    r.compile_log = build.log;
+    r.sandbox = build.sandbox;
+    return r;
+  };
+  if (o.detectors.on(Detector::isolation)) {
+    // The scan again after macro expansion (CAT(cudaStream, CreateWithFlags) appears whole), on a confined
+    // nvcc -E. A host-code candidate is built by nvcc, so its preprocessing must succeed; a kernel-only one
+    // is built by NVRTC (whose headers nvcc may lack, and which may be all that is installed), and its
+    // device code cannot call the host APIs the scan is about: there the pass is taken where it runs.
+    const bool host_code = !has_launch_spec(c.source);
+    std::string text;
+    const BuildResult pre = preprocess_cuda(c, b.dir, o.arch, text);
+    std::remove((b.dir + "/candidate.ii").c_str());
+    if (!pre.ok && host_code) {
+      BuildResult shown = pre;
+      if (shown.log.find("cannot run") != std::string::npos)
+        shown.log = "nvcc is not installed here (host-code CUDA candidates need it; kernel-only candidates need "
+                    "only NVRTC)\n" + shown.log;
+      b.build = shown;
+      b.verdict = failed(shown);
+      return b;
+    }
+    if (pre.ok)
+      if (auto f = harness::scan_preprocessed(text, forbidden())) {
+        b.build = pre;
+        b.verdict = isolation_verdict(*f, o.detectors, true);
+        b.verdict->sandbox = pre.sandbox;
+        return b;
+      }
   }
+  b.build = compile_cuda(c, b.dir, o.arch);
+  if (!b.build.ok) b.verdict = failed(b.build);
   return b;
 }
 
@@ -87,6 +117,7 @@ EvalResult CudaBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& 
                         o.detectors);
   EvalResult e = worker_.evaluate_in(evaluator_, EvalRequest{spec, b.build.artifact, b.entry, o});
   e.compile_log = b.build.log;
+  if (!b.build.sandbox.empty()) e.sandbox += (e.sandbox.empty() ? "" : "\n") + b.build.sandbox;
   // Profile feedback: the compiler's resource report and the SASS mix ride with the timing profile.
   const auto ptxas = b.build.log.find("ptxas info");
   const auto sass = b.build.log.find("== SASS");

@@ -76,6 +76,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
                            first == std::string::npos ? b.build.log.substr(0, 400) : b.build.log.substr(first, 400),
                            o.detectors);
     r.compile_log = b.build.log;
+    r.sandbox = b.build.sandbox;
     b.verdict = r;
   }
   return b;
@@ -94,6 +95,7 @@ EvalResult HipBackend::evaluate(const ProblemSpec& spec, const BuiltCandidate& b
   }
   EvalResult e = worker_.evaluate_in(evaluator_, EvalRequest{spec, b.build.artifact, b.entry, o});
   e.compile_log = b.build.log;
+  if (!b.build.sandbox.empty()) e.sandbox += (e.sandbox.empty() ? "" : "\n") + b.build.sandbox;
   // Static feedback rides with the timing profile: the code object's resource use and occupancy.
   if (const auto at = b.build.log.find("== resources"); at != std::string::npos) e.profile += b.build.log.substr(at);
   return e;

@@ -491,7 +491,7 @@ ConfinedResult run_confined(const ConfinedBuild& b) {
     }
     failures += (failures.empty() ? "" : "; ") + what + ": " + errno_text(e);
   }
-  r.started = !fatal && !exec_failed;
+  r.started = !fatal;  // a program not found is its exit status 127, as from a shell
   if (fatal) r.output = "the build sandbox could not be made (" + failures + ")\n" + r.output;
   if (exec_failed) r.output = "cannot run " + b.argv[0] + ": not found in the build's toolchain\n" + r.output;
   r.exit_code = r.timed_out || !WIFEXITED(ws) || WEXITSTATUS(ws) >= 128 ? -1 : WEXITSTATUS(ws);

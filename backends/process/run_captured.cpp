@@ -15,6 +15,8 @@ int run_captured(const std::vector<std::string>& argv, double timeout_s, std::st
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
+    // Never kevolve's own standard input (a terminal, a pipe, a file given to it).
+    if (const int null = open("/dev/null", O_RDONLY | O_CLOEXEC); null >= 0) dup2(null, 0);
     dup2(p[1], 1);
     dup2(p[1], 2);
     std::vector<char*> a;

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "backends/process/run_captured.hpp"
+#include "backends/process/confined_build.hpp"
 #include "backends/cuda/launch_spec.hpp"
 #include "backends/worker_client.hpp"
 
@@ -26,14 +26,66 @@ std::string cuda_tool(const std::string& name) {
   return name;
 }
 
+// One confined run of a CUDA tool in `dir`; its output into `log`, its confinement into `sandbox`.
+// The exit status, -1 when it timed out, died by a signal or could not start.
+int run_tool(const std::vector<std::string>& argv, const std::string& dir, double timeout_s, std::string& log,
+             std::string* sandbox = nullptr, size_t max_output = 64 << 10) {
+  process::ConfinedBuild b;
+  b.argv = argv;
+  b.dir = dir;
+  b.timeout_s = timeout_s;
+  b.limits.diagnostics_bytes = max_output;
+  // A tool outside the toolchain folders (kevolve's own NVRTC helper) is shown read-only, alone.
+  if (!argv.empty() && argv[0].find('/') != std::string::npos) b.read_only.push_back(argv[0]);
+  const process::ConfinedResult run = process::run_confined(b);
+  log += run.output;
+  if (sandbox) *sandbox = run.sandbox;
+  return run.started ? run.exit_code : -1;
+}
+
+// The nvcc options of a host-code build for `arch` (sm_XY).
+std::vector<std::string> nvcc_options(const std::string& arch, const std::string& dir) {
+  const std::string code = arch.substr(3);
+  return {"-O3",     "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
+          "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir};
+}
+
+void write_sources(const Candidate& c, const std::string& dir) {
+  std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
+  std::ofstream(cuda_source_path(dir)) << c.source;
+}
+
 }  // namespace
+
+std::string cuda_source_path(const std::string& dir) { return dir + "/candidate.cu"; }
+
+BuildResult preprocess_cuda(const Candidate& c, const std::string& dir, const std::string& arch, std::string& text,
+                            double timeout_s) {
+  BuildResult r;
+  text.clear();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string src = cuda_source_path(dir), out = dir + "/candidate.ii";
+  write_sources(c, dir);
+  std::vector<std::string> argv{cuda_tool("nvcc"), "-E"};
+  for (auto& o : nvcc_options(arch, dir)) argv.push_back(o);
+  for (const std::string& a : {src, std::string("-o"), out}) argv.push_back(a);
+  const int rc = run_tool(argv, dir, timeout_s, r.log, &r.sandbox);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.cu");
+  if (rc != 0 || !process::regular_file(out)) return r;
+  std::ifstream in(out, std::ios::binary);
+  text.resize(size_t{64} << 20);  // an honest kernel's is a few MiB
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  r.ok = true;
+  return r;
+}
 
 BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::string& arch, double timeout_s) {
   BuildResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string src = dir + "/candidate.cu";
-  std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
-  std::ofstream(src) << c.source;
+  const std::string src = cuda_source_path(dir);
+  write_sources(c, dir);
   std::string artifact;
   int rc = 0;
   if (has_launch_spec(c.source)) {
@@ -44,15 +96,14 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
     }
     artifact = dir + "/candidate.cubin";
     std::ofstream(artifact + ".launch") << format_launch_spec(*l);
-    rc = process::run_captured({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, timeout_s,
-                               r.log);
+    rc = run_tool({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, dir, timeout_s, r.log,
+                  &r.sandbox);
   } else {
     artifact = dir + "/candidate.so";
-    const std::string code = arch.substr(3);
-    rc = process::run_captured(
-        {cuda_tool("nvcc"), "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
-         "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir, src, "-o", artifact},
-        timeout_s, r.log);
+    std::vector<std::string> argv{cuda_tool("nvcc")};
+    for (auto& o : nvcc_options(arch, dir)) argv.push_back(o);
+    for (const std::string& a : {src, std::string("-o"), artifact}) argv.push_back(a);
+    rc = run_tool(argv, dir, timeout_s, r.log, &r.sandbox);
     if (rc == 127 ||
         (rc != 0 && r.log.find("No such file") != std::string::npos && r.log.find("nvcc") != std::string::npos))
       r.log =
@@ -61,7 +112,8 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
-  r.ok = rc == 0 && fs::exists(artifact);
+  // What the untrusted build left is taken only as a regular file (never a link to elsewhere).
+  r.ok = rc == 0 && process::regular_file(artifact);
   if (r.ok) {
     r.artifact = artifact;
     r.log += "\n== SASS (" + arch + ") ==\n" + sass_profile(artifact);
@@ -71,8 +123,11 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
 }
 
 std::string sass_profile(const std::string& artifact) {
+  // cuobjdump parses what the untrusted build wrote: confined as well (its listing is parsed, not shown,
+  // so it may be long).
   std::string out;
-  const int rc = process::run_captured({cuda_tool("cuobjdump"), "-sass", artifact}, 60, out);
+  const std::string dir = fs::path(artifact).parent_path().string();
+  const int rc = run_tool({cuda_tool("cuobjdump"), "-sass", artifact}, dir, 60, out, nullptr, size_t{64} << 20);
   if (rc != 0) return "unavailable (cuobjdump " + std::string(rc == 127 ? "is not installed" : "failed") + ")\n";
   std::map<std::string, long> count;
   long total = 0;
@@ -101,7 +156,7 @@ std::string sass_profile(const std::string& artifact) {
   }
   std::ostringstream s;
   std::string res;
-  if (process::run_captured({cuda_tool("cuobjdump"), "-res-usage", artifact}, 60, res) == 0) {
+  if (run_tool({cuda_tool("cuobjdump"), "-res-usage", artifact}, dir, 60, res, nullptr, size_t{4} << 20) == 0) {
     std::istringstream rs(res);
     std::string fn;
     while (std::getline(rs, line)) {

@@ -9,7 +9,7 @@
 #include "backends/build_target.hpp"
 #include "backends/harness/launch_spec.hpp"
 #include "backends/hip/code_object.hpp"
-#include "backends/process/run_captured.hpp"
+#include "backends/process/confined_build.hpp"
 
 namespace kevolve::hip {
 namespace {
@@ -66,13 +66,21 @@ HipBuild compile_hip(const std::string& source, const std::string& dir, const st
     return h;
   }
   std::ofstream(artifact + ".launch") << format_launch_spec(*l);
-  const int rc = process::run_captured({hipcc, "--genco", "--offload-arch=" + target, "--no-gpu-bundle-output", "-O3",
-                                        "-std=c++17", "-I" + dir, src, "-o", artifact},
-                                       timeout_s, r.log);
+  // hipcc reads candidate text: confined like every build (backends/process/confined_build.hpp).
+  process::ConfinedBuild cb;
+  cb.argv = {hipcc, "--genco", "--offload-arch=" + target, "--no-gpu-bundle-output", "-O3", "-std=c++17", "-I" + dir,
+             src, "-o", artifact};
+  cb.dir = dir;
+  cb.timeout_s = timeout_s;
+  cb.read_only = {hipcc};  // $KEVOLVE_HIPCC may name one outside the toolchain folders
+  const process::ConfinedResult run = process::run_confined(cb);
+  r.log = run.output;
+  r.sandbox = run.sandbox;
+  const int rc = run.started ? run.exit_code : -1;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
   for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.hip");
-  if (rc != 0 || !fs::exists(artifact)) return h;
+  if (rc != 0 || !process::regular_file(artifact)) return h;
   auto res = read_resources(artifact, l->kernel);
   if (!res) {
     r.log += "\nresources: " + res.error() + "\n";
