@@ -1,0 +1,173 @@
+// The build as the attack, through `kevolve eval` as a user runs it: a candidate that includes or
+// .incbin's a file only root may read, reads the evaluator's stdin, or includes an endless device gets
+// none of it into any field of the verdict, and the evaluator carries on. Also: words assembled by the
+// preprocessor are found in the expanded text, and every verdict names how its build was confined.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "backends/backend.hpp"
+#include "backends/cpu/build/compiler.hpp"
+#include "tests/backends/cpu/eval_helpers.hpp"
+#include "tests/test_support/shell.hpp"
+#include "tests/test_support/skip.hpp"
+
+namespace fs = std::filesystem;
+using namespace kevolve;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  explicit TempDir(const std::string& base = "/tmp") {
+    std::string t = base + "/kevolve-test-attack-XXXXXX";
+    path = mkdtemp(t.data()) ? t : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string marker() {
+  std::random_device rd;
+  return "KVSECRET" + std::to_string(rd()) + std::to_string(rd());
+}
+
+// A root-only file (mode 600 in a folder of mode 700) holding `text`.
+std::string secret_file(const TempDir& d, const std::string& text) {
+  const std::string p = d.path + "/secret.txt";
+  std::ofstream(p) << text << "\n";
+  chmod(p.c_str(), 0600);
+  chmod(d.path.c_str(), 0700);
+  return p;
+}
+
+// `kevolve eval --json` on `source` (stdin: `stdin_text`); stdout and stderr together.
+test::ShellResult kevolve_eval(const std::string& source, const std::string& extra = "",
+                               const std::string& stdin_text = "") {
+  TempDir d;
+  const std::string cand = d.path + "/candidate.cpp", in = d.path + "/stdin.txt";
+  std::ofstream(cand) << source;
+  std::ofstream(in) << stdin_text;
+  return test::shell(std::string(KEVOLVE_BIN_DIR) + "/kevolve eval --json --problem " +
+                     test::source_path("problems/core/softmax_rows") + " --candidate " + cand + " " + extra + " < " +
+                     in + " 2>&1");
+}
+
+// The secret files of a test: one in a temp folder, one under /root when this runs as root.
+std::vector<std::string> secrets(const TempDir& tmp, const std::string& mark, std::unique_ptr<TempDir>& in_root) {
+  std::vector<std::string> files{secret_file(tmp, mark)};
+  if (geteuid() == 0 && fs::is_directory("/root")) {
+    in_root = std::make_unique<TempDir>("/root");
+    if (!in_root->path.empty()) files.push_back(secret_file(*in_root, mark));
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("a candidate that includes a root-only file gets none of it into the verdict", "[build][attack]") {
+  const std::string mark = marker();
+  TempDir tmp;
+  std::unique_ptr<TempDir> in_root;
+  for (const auto& file : secrets(tmp, mark, in_root)) {
+    INFO(file);
+    const auto r = kevolve_eval("#include \"kevolve_kernel.h\"\n#include \"" + file + "\"\n");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("\"status\":\"compile_error\"") != std::string::npos);
+    CHECK(r.out.find(mark) == std::string::npos);
+    CHECK(r.out.find("build sandbox: ") != std::string::npos);
+  }
+}
+
+TEST_CASE("a token-pasted .incbin of a root-only file is found after expansion, and assembles nothing",
+          "[build][attack]") {
+  const std::string mark = marker();
+  TempDir tmp;
+  std::unique_ptr<TempDir> in_root;
+  for (const auto& file : secrets(tmp, mark, in_root)) {
+    INFO(file);
+    // The honest part prints the embedded bytes once, were they ever there.
+    const std::string src = test::read_file(test::source_path("problems/core/softmax_rows/fast.cpp")) +
+                            "\n#define CAT(a, b) a##b\nCAT(as, m)(\".section .rodata\\n.incbin \\\"" + file +
+                            "\\\"\\n.byte 0\\n.text\");\n";
+    const auto scanned = kevolve_eval(src);
+    INFO(scanned.out);
+    CHECK(scanned.out.find("\"status\":\"rejected\"") != std::string::npos);
+    CHECK(scanned.out.find("after macro expansion") != std::string::npos);
+    CHECK(scanned.out.find("'asm'") != std::string::npos);
+    CHECK(scanned.out.find(mark) == std::string::npos);
+    // With the scan off, the sandbox alone is the wall: the file is not there to embed.
+    const auto walled = kevolve_eval(src, "--detector-off isolation");
+    INFO(walled.out);
+    CHECK(walled.out.find("\"status\":\"compile_error\"") != std::string::npos);
+    CHECK(walled.out.find(mark) == std::string::npos);
+  }
+}
+
+TEST_CASE("a candidate that includes /dev/stdin reads nothing of the evaluator's input", "[build][attack]") {
+  const std::string mark = marker();
+  const auto r = kevolve_eval("#include \"/dev/stdin\"\n", "", "int " + mark + " = 1;\nint x = " + mark + ";\n");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("\"status\":\"compile_error\"") != std::string::npos);
+  CHECK(r.out.find(mark) == std::string::npos);
+}
+
+TEST_CASE("a candidate that includes an endless device ends as compile_error within the build's memory limit",
+          "[build][attack]") {
+  // /dev/zero: not in the build's root (where a private filesystem exists), bounded by RLIMIT_AS where not.
+  const auto r = kevolve_eval("#include \"/dev/zero\"\n");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("\"status\":\"compile_error\"") != std::string::npos);
+  // /dev/urandom is in the build's root: cc1plus reads it until the address-space limit stops it.
+  TempDir d;
+  cpu::CompileOptions o;
+  o.limits.memory_bytes = int64_t{512} << 20;
+  Candidate c;
+  c.source = "#include \"/dev/urandom\"\n";
+  const BuildResult b = cpu::compile_cpu(c, d.path, o);
+  INFO(b.log << "\n" << b.sandbox);
+  CHECK_FALSE(b.ok);
+  CHECK(b.sandbox.find("RLIMIT_AS/DATA 512 MiB") != std::string::npos);
+  CHECK(b.log.find("did not finish") == std::string::npos);  // the limit ended it, not the deadline
+  CHECK(b.log.size() <= (64u << 10) + 200);
+  // The evaluator is unharmed: the next candidate is evaluated as usual.
+  const auto honest = test::eval_file("problems/core/softmax_rows/problem.toml", "problems/core/softmax_rows/fast.cpp");
+  INFO(honest.message << "\n" << honest.sandbox);
+  CHECK(honest.status == EvalStatus::ok);
+  CHECK(honest.sandbox.find("build sandbox: ") != std::string::npos);
+}
+
+TEST_CASE("CUDA words assembled by the preprocessor are found in nvcc's expanded text", "[build][attack][cuda]") {
+  EvalOptions o;
+  o.arch = "sm_90";
+  Candidate c;
+  c.language = "cuda";
+  c.source =
+      "#include <pthread.h>\n#define CAT(a, b) a##b\n"
+      "static void* spin(void*) { return nullptr; }\n"
+      "extern \"C\" int kevolve_kernel() { pthread_t t; CAT(pthread_, create)(&t, nullptr, spin, nullptr);\n"
+      "  cudaStream_t s; CAT(cudaStream, CreateWithFlags)(&s, 1); return 0; }\n";
+  BuiltCandidate b = build_candidate("cuda", c, o);
+  remove_build_dir(b.dir);
+  REQUIRE(b.verdict);
+  INFO(b.verdict->message << "\n" << b.build.log);
+  if (b.verdict->reason == "toolchain") {
+    test::say_skipped("nvcc is not installed here: " + b.verdict->message);
+    return;
+  }
+  CHECK(b.verdict->status == EvalStatus::rejected);
+  CHECK(b.verdict->reason == "isolation");
+  CHECK(b.verdict->message.find("after macro expansion") != std::string::npos);
+  CHECK(b.verdict->message.find("pthread_create") != std::string::npos);  // the first of the two, line 4
+  CHECK(b.verdict->sandbox.find("build sandbox: ") != std::string::npos);
+}
