@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine benchmark over the network: a `kevolve node` dispatching a null-operator search to remote
 # null-backend evaluators (no evaluation time: what is measured is proposal, store, scheduling and the
-# round trip through CAF's middleman over loopback), and the time from `kill -9` of a busy evaluator to
+# round trip over the cluster's authenticated links on loopback), and the time from `kill -9` of a busy evaluator to
 # the node re-queueing its jobs (with null evaluations of 200 ms, so the victim is always mid-evaluation).
 # Usage: tools/bench_cluster.sh [BUILD_BIN_DIR]   (default build/bin). Prints figures; writes nothing else.
 set -euo pipefail
@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 bin=${1:-build/bin}
 dir=$(mktemp -d /tmp/kevolve-bench-cluster-XXXXXX)
 trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$dir"' EXIT
+# Each role's key (and, for builds from before the per-role keys, the one shared secret they read).
+export KEVOLVE_EVALUATOR_KEY=bench-cluster-evaluator-0123456789 KEVOLVE_CONSOLE_KEY=bench-cluster-console-0123456789
 export KEVOLVE_CLUSTER_SECRET=bench-cluster-secret-0123456789
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 config() {  # budget in_flight port

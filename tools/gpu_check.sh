@@ -87,7 +87,7 @@ done
 # short search (the node builds with NVRTC; the evaluator receives the kernel image with each job).
 if [ $core = 1 ] && ! grep -q "^search cluster-gpu: " "$state/cluster.log" 2>/dev/null && [ "$(left)" -gt 60 ]; then
   echo "== cluster over loopback: kevolve node + kevolve evaluator --backend cuda"
-  export KEVOLVE_CLUSTER_SECRET=gpu-check-loopback-secret-$$
+  export KEVOLVE_EVALUATOR_KEY=gpu-check-loopback-evaluator-$$ KEVOLVE_CONSOLE_KEY=gpu-check-loopback-console-$$
   cat > "$state/configs/cluster.toml" <<CFG
 [search]
 problem = "rmsnorm_fwd"

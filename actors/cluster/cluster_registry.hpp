@@ -1,6 +1,6 @@
 // The coordinator's device registry when devices live in other processes (`kevolve node`). It speaks
 // the device interface to the search like the local registry, and:
-//  - takes devices that evaluators register (after the gatekeeper), sends them the problem specs, and
+//  - takes devices that evaluators register (through their links' bridges), sends them the problem specs, and
 //    gives them work at once;
 //  - keeps one job per device (back-pressure: the rest wait in its queue), routes a job only to devices
 //    of the job's backend, ships the build folder's files with each job;

@@ -2,32 +2,26 @@
 #include "actors/cluster/evaluator_node.hpp"
 
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
-#include "actors/cluster/join.hpp"
+#include "actors/cluster/cluster_frames.hpp"
 #include "actors/device/device_registry.hpp"
-#include "actors/engine/engine.hpp"
 #include "actors/protocol/cluster.hpp"
 #include "backends/build_target.hpp"
 #include "backends/device_info.hpp"
+#include "runtime/net/cluster_link.hpp"
 
 namespace kevolve::cluster {
 namespace {
 
-std::string host_name() {
-  char b[256] = {0};
-  gethostname(b, sizeof b - 1);
-  return b;
-}
-
 DeviceInfo describe(const EvaluatorOptions& o, int index) {
   DeviceInfo d;
-  d.host = host_name();
+  d.host = o.host_name;
   d.pid = getpid();
   d.index = index;
   d.backend = o.backend;
@@ -41,13 +35,107 @@ DeviceInfo describe(const EvaluatorOptions& o, int index) {
 
 bool stopping(const EvaluatorOptions& o) { return o.stop && o.stop->load(); }
 
+// How one connection ended, for the reconnect loop.
+struct SessionEnd {
+  std::mutex m;
+  bool refused = false, finished = false;
+  std::shared_ptr<net::Link> link;  // set once connected
+};
+
+// The evaluator's side of one link: registers every device, hands the node's jobs to them and their
+// verdicts back. Quits when the link ends, a device is refused, or the node says it has finished.
+struct ClientState {
+  std::shared_ptr<SessionEnd> end;
+  std::vector<device_actor> devices;
+  std::vector<DeviceInfo> infos;
+  size_t joined = 0;
+  std::string where;
+  static inline const char* name = "evaluator-link";
+};
+
+caf::behavior client_bridge(caf::stateful_actor<ClientState>* self, std::shared_ptr<SessionEnd> end,
+                            std::vector<device_actor> devices, std::vector<DeviceInfo> infos, std::string where) {
+  auto& st = self->state;
+  st.end = std::move(end);
+  st.devices = std::move(devices);
+  st.infos = std::move(infos);
+  st.where = std::move(where);
+  auto link = [self] {
+    std::lock_guard<std::mutex> lock(self->state.end->m);
+    return self->state.end->link;
+  };
+  auto drop = [self, link](const std::string& why) {
+    std::cerr << "kevolve evaluator: " << why << "\n";
+    if (auto l = link()) l->close(why);
+    self->quit(caf::exit_reason::user_shutdown);
+  };
+  return {
+      [self, link](atoms::start_atom) {
+        auto l = link();
+        for (size_t i = 0; i < self->state.infos.size(); ++i)
+          l->send(kRegister, encode(RegisterFrame{static_cast<uint32_t>(i), self->state.infos[i]}));
+      },
+      [self, link, drop](atoms::frame_atom, uint8_t kind, const std::string& payload) {
+        auto& st = self->state;
+        if (kind == kRegistered) {
+          auto f = decode_registered(payload);
+          if (!f) return drop("a malformed frame from the node: " + f.error());
+          if (!f->reason.empty()) {
+            std::cerr << "kevolve evaluator: device " << f->index << " refused: " << f->reason << "\n";
+            std::lock_guard<std::mutex> lock(st.end->m);
+            st.end->refused = true;
+            if (st.end->link) st.end->link->close("refused");
+            self->quit(caf::exit_reason::user_shutdown);
+            return;
+          }
+          if (++st.joined == st.devices.size())
+            std::cerr << "kevolve evaluator: " << st.devices.size() << " " << st.infos[0].backend
+                      << " device(s) joined " << st.where << "\n";
+          return;
+        }
+        if (kind == kSpec) {
+          auto f = decode_spec(payload);
+          if (!f || f->index >= st.devices.size()) return drop("a malformed spec frame from the node");
+          self->send(st.devices[f->index], atoms::spec_atom::value, f->problem, f->spec);
+          return;
+        }
+        if (kind == kEval) {
+          auto f = decode_eval(payload);
+          if (!f || f->index >= st.devices.size()) return drop("a malformed job frame from the node");
+          const uint32_t index = f->index;
+          const uint64_t job = f->job;
+          self->request(st.devices[index], caf::infinite, atoms::eval_atom::value, std::move(f->eval))
+              .then([link, index, job](EvalResult& r) {
+                if (auto l = link()) l->send(kResult, encode(ResultFrame{index, job, std::move(r)}));
+              });
+          return;
+        }
+        if (kind == kFinished) {
+          std::lock_guard<std::mutex> lock(st.end->m);
+          st.end->finished = true;
+          if (st.end->link) st.end->link->close("the node has finished");
+          self->quit(caf::exit_reason::user_shutdown);
+          return;
+        }
+        drop("the node sent frame kind " + std::to_string(kind) + ", which an evaluator does not take");
+      },
+      [self](atoms::closed_atom, const std::string& why) {
+        bool told;
+        {
+          std::lock_guard<std::mutex> lock(self->state.end->m);
+          told = self->state.end->finished || self->state.end->refused;
+        }
+        if (!told) std::cerr << "kevolve evaluator: lost the coordinator (" << why << "); reconnecting\n";
+        self->quit(caf::exit_reason::user_shutdown);
+      },
+  };
+}
+
 }  // namespace
 
 void run_evaluator(const EvaluatorOptions& o) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
-  const TlsFiles tls{o.tls_cert, o.tls_key, o.tls_ca};
-  configure_network(cfg, o.heartbeat_s);
   caf::actor_system sys{cfg};
   std::vector<device_actor> devices;
   std::vector<DeviceInfo> infos;
@@ -67,88 +155,88 @@ void run_evaluator(const EvaluatorOptions& o) {
     backoff = std::min(30.0, backoff * 2);
   };
   int code = 0;
-  // Since when no node has been joined (reset on every successful registration).
+  // Since when no node has been joined (reset on every successful connection).
   auto alone_since = std::chrono::steady_clock::now();
   auto waited_too_long = [&] {
     if (o.stay || o.wait_for_node_s <= 0) return false;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - alone_since).count();
     return s >= o.wait_for_node_s;
   };
+  const std::string where = o.host + ":" + std::to_string(o.port);
   while (!stopping(o)) {
     if (waited_too_long()) {
-      std::cerr << "kevolve evaluator: no coordinator at " << o.host << ":" << o.port << " for " << o.wait_for_node_s
+      std::cerr << "kevolve evaluator: no coordinator at " << where << " for " << o.wait_for_node_s
                 << " s; leaving (--wait-for-node sets how long, --stay waits for ever)\n";
       code = 4;
       break;
     }
-    JoinError why;
-    auto registry = join(sys, o.host, o.port, o.secret, "evaluator", &why, tls);
-    if (!registry) {
+    auto end = std::make_shared<SessionEnd>();
+    caf::actor bridge = sys.spawn(client_bridge, end, devices, infos, where);
+    net::ConnectOptions co;
+    co.host = o.host;
+    co.port = o.port;
+    co.role = net::Role::evaluator;
+    co.key = o.secret;
+    co.host_name = o.host_name;
+    co.tls = {o.tls_cert, o.tls_key, o.tls_ca, o.tls_server_name};
+    co.limits.heartbeat_s = o.heartbeat_s;
+    net::LinkHandlers h;
+    h.on_frame = [bridge](uint8_t kind, std::string payload) {
+      caf::anon_send(bridge, atoms::frame_atom::value, kind, std::move(payload));
+    };
+    h.on_close = [bridge](const std::string& why) { caf::anon_send(bridge, atoms::closed_atom::value, why); };
+    net::ConnectError why;
+    auto link = net::connect(co, std::move(h), &why);
+    if (!link) {
+      caf::anon_send_exit(bridge, caf::exit_reason::user_shutdown);
       if (why.refused) {
-        std::cerr << "kevolve evaluator: " << registry.error() << "\n";
+        std::cerr << "kevolve evaluator: " << link.error() << "\n";
         code = 3;
         break;
       }
-      std::cerr << "kevolve evaluator: " << registry.error() << "; retrying in " << backoff << " s\n";
+      std::cerr << "kevolve evaluator: " << link.error() << "; retrying in " << backoff << " s\n";
       back_off();
       continue;
     }
+    {
+      std::lock_guard<std::mutex> lock(end->m);
+      end->link = *link;
+    }
+    caf::anon_send(bridge, atoms::start_atom::value);
+    backoff = 1;
     caf::scoped_actor self{sys};
-    // A refusal ends the evaluator; no answer (timeout, connection lost) is a connection problem: retry.
-    bool refused = false, answered = true;
-    for (int i = 0; i < o.devices && !refused && answered; ++i)
-      self->request(*registry, std::chrono::seconds(10), atoms::register_atom::value, infos[i],
-                    caf::actor_cast<caf::actor>(devices[i]))
-          .receive(
-              [&](std::string& why) {
-                if (!why.empty()) {
-                  std::cerr << "kevolve evaluator: device " << i << " refused: " << why << "\n";
-                  refused = true;
-                }
-              },
-              [&](caf::error& e) {
-                std::cerr << "kevolve evaluator: registering device " << i << ": " << sys.render(e)
-                          << "; reconnecting in " << backoff << " s\n";
-                answered = false;
-              });
+    self->monitor(bridge);
+    bool over = false;
+    while (!over) {
+      self->receive([&](caf::down_msg&) { over = true; }, caf::after(std::chrono::milliseconds(200)) >> [&] {
+        if (stopping(o)) {
+          (*link)->close("stopped");
+          caf::anon_send_exit(bridge, caf::exit_reason::user_shutdown);
+        }
+      });
+    }
+    alone_since = std::chrono::steady_clock::now();
+    bool refused, finished;
+    {
+      std::lock_guard<std::mutex> lock(end->m);
+      refused = end->refused;
+      finished = end->finished;
+      end->link.reset();
+    }
+    link->reset();
     if (refused) {
       code = 3;
       break;
     }
-    if (!answered) {
-      back_off();
-      continue;
+    if (finished) {
+      std::cerr << "kevolve evaluator: the node has finished"
+                << (o.stay ? "; waiting for the next one (--stay)\n" : "; leaving (--stay waits for the next one)\n");
+      if (!o.stay) break;
     }
-    std::cerr << "kevolve evaluator: " << o.devices << " " << o.backend << " device(s) joined " << o.host << ":"
-              << o.port << "\n";
-    backoff = 1;
-    self->monitor(*registry);
-    bool lost = false, finished = false;
-    while (!lost && !stopping(o))
-      self->receive(
-          [&](caf::down_msg& m) {
-            lost = true;
-            // The node says when it ends on purpose (above); a cut connection or a killed node reads as
-            // unreachable, and the evaluator reconnects.
-            if (finished) return;  // told already
-            std::cerr << "kevolve evaluator: lost the coordinator (" << sys.render(m.reason) << "); reconnecting\n";
-          },
-          [&](atoms::control_atom, const std::string& what) -> std::string {
-            if (what != "finished") return "unknown";
-            finished = lost = true;
-            std::cerr << "kevolve evaluator: the node has finished"
-                      << (o.stay ? "; waiting for the next one (--stay)\n"
-                                 : "; leaving (--stay waits for the next one)\n");
-            return "leaving";  // the node waits for this answer before it stops
-          },
-          caf::after(std::chrono::milliseconds(200)) >> [] {});
-    alone_since = std::chrono::steady_clock::now();
-    if (finished && !o.stay) break;
   }
   for (auto& d : devices) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
-  // CAF keeps devices that were ever sent to a remote node in its actor registry, so the actor system's
-  // destructor would wait for their threads forever. An evaluator holds nothing durable (its worker
-  // processes die with it), so it leaves here without tearing the system down.
+  // An evaluator holds nothing durable (its worker processes die with it): it leaves without waiting for the
+  // actor system's teardown.
   std::cerr << std::flush;
   std::_Exit(code);
 }

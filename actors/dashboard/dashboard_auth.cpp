@@ -2,7 +2,7 @@
 
 #include <openssl/crypto.h>
 
-#include "actors/cluster/hmac.hpp"
+#include "runtime/net/peer_proof.hpp"
 
 namespace kevolve::dashboard {
 namespace {
@@ -20,17 +20,17 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 TokenCheck::TokenCheck(std::string token)
-    : key_(cluster::make_nonce()),
-      token_mac_(cluster::prove(key_, token, "token")),
-      session_(cluster::prove(token, key_, "session")),
-      session_mac_(cluster::prove(key_, session_, "session")) {}
+    : key_(net::make_nonce()),
+      token_mac_(net::hmac_hex(key_, token + "|token")),
+      session_(net::hmac_hex(token, key_ + "|session")),
+      session_mac_(net::hmac_hex(key_, session_ + "|session")) {}
 
 bool TokenCheck::matches(std::string_view candidate) const {
-  return same(cluster::prove(key_, std::string(candidate), "token"), token_mac_);
+  return same(net::hmac_hex(key_, std::string(candidate) + "|token"), token_mac_);
 }
 
 bool TokenCheck::session_matches(std::string_view candidate) const {
-  return same(cluster::prove(key_, std::string(candidate), "session"), session_mac_);
+  return same(net::hmac_hex(key_, std::string(candidate) + "|session"), session_mac_);
 }
 
 std::string cookie_value(std::string_view header, std::string_view name) {

@@ -3,12 +3,9 @@
 #include <iostream>
 #include <thread>
 
-#include <caf/io/all.hpp>
-
 #include "actors/build/build_farm.hpp"
 #include "actors/cluster/cluster_registry.hpp"
-#include "actors/cluster/front_door.hpp"
-#include "actors/cluster/gatekeeper.hpp"
+#include "actors/cluster/peer_bridge.hpp"
 #include "actors/dashboard/console_link.hpp"
 #include "actors/device/device_registry.hpp"
 #include "actors/engine/engine_actor.hpp"
@@ -17,13 +14,6 @@
 #include "runtime/records/backend_kind.hpp"
 
 namespace kevolve {
-
-void configure_network(caf::actor_system_config& cfg, double heartbeat_s) {
-  cfg.load<caf::io::middleman>();
-  const auto hb = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(heartbeat_s));
-  cfg.set("middleman.heartbeat-interval", hb);
-  cfg.set("middleman.connection-timeout", hb * 5);
-}
 
 namespace {
 
@@ -40,34 +30,36 @@ Status check_device_class(const RunConfig& config) {
 
 // Stops the shared actors spawned so far (a start that failed half-way).
 void stop_shared(EngineShared& sh) {
-  for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(sh.gate),
-                 caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.store_hdl),
+  for (auto h : {caf::actor_cast<caf::actor>(sh.cluster), caf::actor_cast<caf::actor>(sh.builds), caf::actor_cast<caf::actor>(sh.store_hdl),
                  caf::actor_cast<caf::actor>(sh.devices)})
     if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
-// The node's gatekeeper behind its front door (actors/cluster/front_door.hpp): CAF listens on loopback
-// only, the door is what the network sees. On failure the actors spawned so far are stopped.
-Expected<std::unique_ptr<cluster::FrontDoor>> open_node(caf::actor_system& sys, EngineShared& sh,
-                                                        const ClusterOptions& cl) {
-  using R = Expected<std::unique_ptr<cluster::FrontDoor>>;
+// The node's only listening socket (runtime/net/cluster_link.hpp): each connection that proves its role's
+// key gets a bridge actor that may only deliver that role's messages to the registry (peer_bridge.hpp). No
+// CAF network layer is loaded at all, so nothing on this machine speaks CAF's protocol. On failure the
+// actors spawned so far are stopped.
+Expected<std::unique_ptr<net::Listener>> open_node(caf::actor_system& sys, EngineShared& sh, const ClusterOptions& cl) {
+  using R = Expected<std::unique_ptr<net::Listener>>;
   sh.cluster = spawn_cluster_registry(sys, {sh.store, cl.eval_timeout_s});
   sh.devices = caf::actor_cast<device_actor>(sh.cluster);
-  sh.gate = spawn_gatekeeper(sys, cl.secret, caf::actor_cast<caf::actor>(sh.cluster));
-  auto port = sys.middleman().publish(sh.gate, 0, "127.0.0.1", true);
-  std::string error;
-  if (port) {
-    auto door = cluster::open_front_door({cl.host, cl.port, *port, cl.secret, cl.tls});
-    if (door) {
-      if (cl.on_listening) cl.on_listening((*door)->port());
-      return R(std::move(*door));
-    }
-    error = door.error();
-  } else {
-    error = "cannot listen on 127.0.0.1 for the node's own actors: " + sys.render(port.error());
+  net::ListenOptions lo;
+  lo.host = cl.host;
+  lo.port = cl.port;
+  lo.keys = cl.keys;
+  lo.tls = cl.tls;
+  lo.limits.heartbeat_s = cl.heartbeat_s;
+  lo.limits.max_frame_bytes = 16u << 20;  // evaluators send verdicts and consoles commands: never this large
+  lo.on_link = [&sys, registry = caf::actor_cast<caf::actor>(sh.cluster)](std::shared_ptr<net::Link> link) {
+    return cluster::bridge_link(sys, std::move(link), registry);
+  };
+  auto listener = net::listen(std::move(lo));
+  if (!listener) {
+    stop_shared(sh);
+    return R::failure(Errc::unavailable, listener.error());
   }
-  stop_shared(sh);
-  return R::failure(Errc::unavailable, error);
+  if (cl.on_listening) cl.on_listening((*listener)->port());
+  return listener;
 }
 
 // The web dashboard, asking the console's questions of the cluster registry: the node's, or in a local run
@@ -118,7 +110,6 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::kevolve>();
   cfg.set("scheduler.max-threads", static_cast<size_t>(std::max(2u, std::thread::hardware_concurrency())));
-  if (cl) configure_network(cfg, cl->heartbeat_s);
   caf::actor_system sys{cfg};
 
   EngineStart start;
@@ -133,7 +124,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
                                 ? config.build_workers
                                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   sh.builds = spawn_build_farm(sys, build_workers, backend_traits(config.backend).evaluates);
-  std::unique_ptr<cluster::FrontDoor> door;  // closed when the engine returns
+  std::unique_ptr<net::Listener> door;  // closed when the engine returns
   if (cl) {
     auto opened_door = open_node(sys, sh, *cl);
     if (!opened_door) return R::failure(opened_door.status());

@@ -8,7 +8,7 @@
 #include <functional>
 #include <memory>
 
-#include "actors/cluster/front_door.hpp"
+#include "runtime/net/cluster_link.hpp"
 #include "actors/dashboard/dashboard_server.hpp"
 #include "actors/protocol/messages.hpp"
 #include "runtime/operators/operator.hpp"
@@ -17,8 +17,8 @@
 
 namespace kevolve {
 
-// TLS between cluster processes is the front door's (actors/cluster/front_door.hpp).
-using TlsFiles = cluster::DoorTls;
+// TLS between cluster processes (runtime/net/cluster_link.hpp).
+using TlsFiles = net::LinkTls;
 
 // A search ready to run: its config, problem and operator (made by the command line from a config file).
 struct PreparedSearch {
@@ -32,12 +32,12 @@ struct PreparedSearch {
 // The node may run further searches beside the first (same store, farm and devices): `more` at start,
 // and those the console submits (`prepare` turns a config path into a search).
 struct ClusterOptions {
-  std::string host = "127.0.0.1";  // where the gatekeeper listens
+  std::string host = "127.0.0.1";  // where the node listens (runtime/net/cluster_link.hpp)
   uint16_t port = 0;               // 0: any free port (see on_listening)
-  std::string secret;              // the shared secret evaluators and consoles prove
+  net::RoleKeys keys;              // the evaluator key and the console key, each proven by its role
   double eval_timeout_s = 900;     // a remote evaluation without an answer by then is re-queued
   double heartbeat_s = 1;          // connection heartbeats, so a silent cut is noticed
-  TlsFiles tls;                    // set: TLS at the front door, peers authenticated by certificate
+  TlsFiles tls;                    // set: TLS on every link, peers authenticated by certificate
   std::function<void(uint16_t port)> on_listening;
   std::vector<PreparedSearch> more;
   std::function<Expected<PreparedSearch>(const std::string& config_path)> prepare;
@@ -49,16 +49,11 @@ struct EngineOptions {
   std::function<void(const SearchStatus&)> progress;  // called about twice a second
   const std::atomic<bool>* interrupted = nullptr;     // set by a signal handler: shut down now (resumable)
   std::atomic<bool>* checkpoint_now = nullptr;        // set by a signal handler: take a checkpoint now
-  const ClusterOptions* cluster = nullptr;            // set: publish a gatekeeper, devices join remotely
+  const ClusterOptions* cluster = nullptr;            // set: listen for evaluators and consoles
   // Set: serve the web dashboard (actors/dashboard/), which asks the console's questions of the cluster
   // registry (on a node, the node's own; in a local run, one that only answers the console).
   const dashboard::ServerOptions* dashboard = nullptr;
 };
-
-// Loads CAF's middleman into `cfg` with heartbeats every `heartbeat_s` and a connection considered lost
-// after five missed ones (for every process of a cluster: node, evaluator, console). CAF itself only ever
-// talks over loopback: TLS and authentication are the front door's (actors/cluster/front_door.hpp).
-void configure_network(caf::actor_system_config& cfg, double heartbeat_s);
 
 // Runs (or resumes) the search of `config` to its end. Returns the final status, or an error (store
 // busy, spec mismatch with the stored search, ...). `op` makes the children.

@@ -105,7 +105,7 @@ void maybe_quit(Self self) {
   auto& st = self->state;
   if (!st.closing || st.flushing > 0) return;
   for (auto h : {caf::actor_cast<caf::actor>(st.sh.builds), caf::actor_cast<caf::actor>(st.sh.devices),
-                 caf::actor_cast<caf::actor>(st.sh.gate), caf::actor_cast<caf::actor>(st.sh.cluster)})
+                 caf::actor_cast<caf::actor>(st.sh.cluster)})
     if (h) self->send_exit(h, caf::exit_reason::user_shutdown);
   // The store actor flushes what it holds when it exits.
   self->send_exit(st.sh.store_hdl, caf::exit_reason::user_shutdown);
@@ -206,13 +206,11 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
     // The node's network-facing actors: should either end, the node stops loudly (resumable), never
     // serves on silently without them.
     self->monitor(st.sh.cluster);
-    self->monitor(st.sh.gate);
     self->set_down_handler([self](caf::down_msg& dm) {
       auto& st = self->state;
-      const bool gate = dm.source == caf::actor_cast<caf::actor_addr>(st.sh.gate);
       const bool registry = dm.source == caf::actor_cast<caf::actor_addr>(st.sh.cluster);
-      if ((!gate && !registry) || st.closing) return;
-      std::cerr << "\nkevolve node: " << (gate ? "the gatekeeper" : "the cluster registry") << " stopped ("
+      if (!registry || st.closing) return;
+      std::cerr << "\nkevolve node: " << "the cluster registry" << " stopped ("
                 << to_string(dm.reason) << "); stopping the node (the same command resumes it)\n";
       st.outcome->interrupted = true;
       close(self);

@@ -2,13 +2,13 @@
 // (actors/protocol/engine.hpp). It starts the searches it is given (and those the console submits),
 // follows them by the status each search actor pushes, ends each finished search (its context memory
 // made durable, its actors stopped), takes checkpoints and honours interrupts when the signal flags say
-// so, and when everything has ended stops the shared actors (farm, devices, gatekeeper, store) and
+// so, and when everything has ended stops the shared actors (farm, devices, registry, store) and
 // itself. What it leaves for its caller is in EngineOutcome.
 //
 //   start ─► for each search: spawn operator, memory, search actors (watcher = engine)
 //   progress ─► remember; finished? ─► flush memory ─► stop its actors ─► all ended? ─► close
 //   tick (100 ms) ─► checkpoint flag ─► store ckpt;  interrupt flag ─► close (resumable)
-//   gatekeeper / registry down ─► close loudly
+//   registry down ─► close loudly
 //   close ─► stop searches still running ─► stop shared actors ─► quit
 #pragma once
 #include <memory>
@@ -23,7 +23,7 @@
 namespace kevolve {
 
 // What every search of one engine shares: the store, the compile farm, the devices (local registry or
-// the cluster registry) and, on a node, the gatekeeper.
+// the cluster registry).
 struct EngineShared {
   std::shared_ptr<Store> store;
   std::string store_path;
@@ -32,7 +32,6 @@ struct EngineShared {
   build_actor builds;
   device_actor devices;
   cluster_registry_actor cluster;  // on a node
-  gatekeeper_actor gate;           // on a node
   std::string backend;             // every search of this engine uses it
 };
 

@@ -4,7 +4,7 @@
 //   submit, path     : the console's `submit PATH`, relayed by the cluster registry -> "started ..." or
 //                      "error: ..." (a line for the console)
 //   tick             : the engine's own timer: checks the signal flags (interrupt, checkpoint)
-// It also monitors the cluster's gatekeeper and registry: should either stop, the node stops loudly.
+// It also monitors the cluster registry: should it stop, the node stops loudly.
 #pragma once
 #include "actors/protocol/type_ids.hpp"
 

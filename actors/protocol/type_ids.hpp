@@ -31,7 +31,7 @@ typename F::result_type inspect(F& f, Candidate& x) {
 }
 template <class F>
 typename F::result_type inspect(F& f, BuildResult& x) {
-  return f(caf::meta::type_name("BuildResult"), x.ok, x.artifact, x.log, x.seconds);
+  return f(caf::meta::type_name("BuildResult"), x.ok, x.artifact, x.log, x.seconds, x.sandbox);
 }
 template <class F>
 typename F::result_type inspect(F& f, Timing& x) {  // fields: runtime/records/fields.hpp
@@ -151,8 +151,9 @@ CAF_ADD_ATOM(kevolve, kevolve::atoms, spec_atom, "spec")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, kb_atom, "kb")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, register_atom, "register")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, console_atom, "console")
-CAF_ADD_ATOM(kevolve, kevolve::atoms, hello_atom, "hello")
-CAF_ADD_ATOM(kevolve, kevolve::atoms, prove_atom, "prove")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, frame_atom, "frame")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, closed_atom, "closed")
+CAF_ADD_ATOM(kevolve, kevolve::atoms, result_atom, "result")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, control_atom, "control")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, submit_atom, "submit")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, progress_atom, "progress")

@@ -251,8 +251,13 @@ Expected<RunConfig> parse_run_config(const std::string& text, const std::string&
     r.get(n, "null", "delay_ms", c.null_delay_ms, 0, 1e6);
     r.get(n, "null", "ledger", c.null_ledger);
 
-    auto cl = r.table("cluster", {"listen", "secret_env", "eval_timeout", "heartbeat", "tls_cert", "tls_key", "tls_ca",
-                                  "searches", "stay", "allow_plain_tcp"});
+    auto cl = r.table("cluster", {"listen", "evaluator_key_env", "console_key_env", "secret_env", "eval_timeout",
+                                  "heartbeat", "tls_cert", "tls_key", "tls_ca", "searches", "stay", "allow_plain_tcp",
+                                  "submit_dirs"});
+    if (cl && cl->contains("secret_env"))
+      r.fail("cluster.secret_env",
+             "one secret for every role is gone: set evaluator_key_env and console_key_env (two different keys, so "
+             "that an evaluator machine's key cannot run console commands)");
     r.get(cl, "cluster", "stay", c.cluster.stay);
     if (cl && cl->contains("searches")) {
       auto arr = (*cl)["searches"].as_array();
@@ -266,7 +271,24 @@ Expected<RunConfig> parse_run_config(const std::string& text, const std::string&
     }
     r.get(cl, "cluster", "listen", c.cluster.listen);
     if (auto a = parse_host_port(c.cluster.listen, true); !a) r.fail("cluster.listen", a.error());
-    r.get(cl, "cluster", "secret_env", c.cluster.secret_env);
+    r.get(cl, "cluster", "evaluator_key_env", c.cluster.evaluator_key_env);
+    r.get(cl, "cluster", "console_key_env", c.cluster.console_key_env);
+    if (c.cluster.evaluator_key_env.empty() || c.cluster.console_key_env.empty())
+      r.fail("cluster.evaluator_key_env", "expected the names of two environment variables");
+    {
+      const std::string base = std::filesystem::path(path).parent_path().string();
+      if (cl && cl->contains("submit_dirs")) {
+        auto arr = (*cl)["submit_dirs"].as_array();
+        if (!arr) r.fail("cluster.submit_dirs", "expected an array of folders, e.g. [\"/srv/searches\"]");
+        for (auto&& e : *arr) {
+          auto v = e.value<std::string>();
+          if (!v) r.fail("cluster.submit_dirs", "expected strings (folders)");
+          c.cluster.submit_dirs.push_back(std::filesystem::path(*v).is_absolute() || base.empty() ? *v : base + "/" + *v);
+        }
+      } else {
+        c.cluster.submit_dirs.push_back(base.empty() ? "." : base);
+      }
+    }
     r.get(cl, "cluster", "eval_timeout", c.cluster.eval_timeout_s, 1, 1e6);
     r.get(cl, "cluster", "heartbeat", c.cluster.heartbeat_s, 0.05, 600);
     r.get(cl, "cluster", "tls_cert", c.cluster.tls_cert);

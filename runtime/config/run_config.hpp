@@ -41,16 +41,20 @@ struct RunConfig {
   int retime_top = 3;               // re-time this many best candidates for the report
   double retime_min_time = 1.0;     // seconds of timing per side when re-timing
   EvalOptions eval;
-  // `kevolve node` only: where evaluators and consoles connect, and how they prove the shared secret.
+  // `kevolve node` only: where evaluators and consoles connect, and the keys each role proves.
   struct Cluster {
     std::string listen = "127.0.0.1:7411";              // HOST:PORT (loopback unless configured)
-    std::string secret_env = "KEVOLVE_CLUSTER_SECRET";  // the variable that holds the shared secret
+    std::string evaluator_key_env = "KEVOLVE_EVALUATOR_KEY";  // the variable that holds the evaluators' key
+    std::string console_key_env = "KEVOLVE_CONSOLE_KEY";      // the variable that holds the consoles' key
     double eval_timeout_s = 900;                        // a remote evaluation without an answer by then is re-queued
     double heartbeat_s = 1;                             // connection heartbeats (a cut is noticed after 5 missed)
-    std::string tls_cert, tls_key, tls_ca;              // TLS at the node's front door: all three, or none
+    std::string tls_cert, tls_key, tls_ca;              // TLS on every cluster link: all three, or none
     bool allow_plain_tcp = false;                       // plain TCP on a non-loopback address (else TLS is required)
     std::vector<std::string> searches;  // further search configs the node starts (relative to this file)
     bool stay = false;                  // keep serving when every search has ended (console submit)
+    // Folders whose configs a console's `submit` may start (default: this config's own folder); any other
+    // path is refused before the node opens it.
+    std::vector<std::string> submit_dirs;
   } cluster;
   // The web dashboard (actors/dashboard/): served by `kevolve node` and `kevolve run` when `listen` is set
   // (or `kevolve run --serve`); TLS with [cluster] tls_cert and tls_key when those are set.

@@ -27,13 +27,19 @@ inline const char* kSecret = "cluster-test-secret-0123456789";
 
 inline std::string bin(const std::string& name) { return std::string(KEVOLVE_BIN_DIR) + "/" + name; }
 
-// Starts `args` with stdout and stderr appended to `log`; `secret` goes into KEVOLVE_CLUSTER_SECRET.
-// `input`, when given, becomes its standard input.
+// Each role's key as the tests derive it from one test secret (the node holds both; an evaluator or a
+// console is started with both too, and uses its own role's).
+inline std::string evaluator_key(const std::string& secret = kSecret) { return secret + "-evaluator"; }
+inline std::string console_key(const std::string& secret = kSecret) { return secret + "-console"; }
+
+// Starts `args` with stdout and stderr appended to `log`; the role keys derived from `secret` go into
+// KEVOLVE_EVALUATOR_KEY and KEVOLVE_CONSOLE_KEY. `input`, when given, becomes its standard input.
 inline pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& secret = kSecret,
                    const std::string& input = "") {
   const pid_t pid = fork();
   if (pid == 0) {
-    setenv("KEVOLVE_CLUSTER_SECRET", secret.c_str(), 1);
+    setenv("KEVOLVE_EVALUATOR_KEY", evaluator_key(secret).c_str(), 1);
+    setenv("KEVOLVE_CONSOLE_KEY", console_key(secret).c_str(), 1);
     if (!input.empty()) freopen(input.c_str(), "r", stdin);
     freopen(log.c_str(), "a", stderr);
     freopen(log.c_str(), "a", stdout);

@@ -1,6 +1,6 @@
 // The cluster as a user runs it: a `kevolve node`, `kevolve evaluator` processes and `kevolve-console`,
 // all real processes talking over loopback. Null-backend evaluators (synthetic results after a delay)
-// keep the test fast while exercising the real protocol, gatekeeper, scheduling and store.
+// keep the test fast while exercising the real links, bridges, scheduling and store.
 #include <catch2/catch.hpp>
 
 #include <netinet/in.h>
@@ -38,9 +38,9 @@ TEST_CASE("a node, two evaluators and a console run a search, and killing an eva
   // Before any evaluator: the console sees the search waiting, and a wrong secret gets nothing.
   auto [bad_rc, bad_out] = console(t.path, address, {"searches"}, "not-the-secret-at-all");
   CHECK(bad_rc == 2);
-  CHECK(bad_out.find("wrong proof of the shared secret") != std::string::npos);
+  CHECK(bad_out.find("wrong proof of the console key") != std::string::npos);
   CHECK(slurp(node_log).find("refused a connection from 127.0.0.1") != std::string::npos);  // logged with the address
-  CHECK(slurp(node_log).find("wrong proof of the shared secret (console)") != std::string::npos);
+  CHECK(slurp(node_log).find("wrong proof of the console key") != std::string::npos);
 
   const pid_t e1 = spawn({bin("kevolve"), "evaluator", "--join", address, "--backend", "null", "--devices", "2",
                           "--null-delay-ms", "150", "--null-ledger", ledger, "--heartbeat", "0.5"},
@@ -335,6 +335,11 @@ TEST_CASE("a node runs the searches its config lists and one submitted from the 
   auto [missing_rc, missing] = console(t.path, address, {"submit", t.path + "/nope.toml"});
   CHECK(missing_rc == 1);
   CHECK(missing.rfind("error: " + t.path + "/nope.toml", 0) == 0);
+  // A path outside the node's own config folder ([cluster] submit_dirs) is refused before it is opened.
+  auto [outside_rc, outside] = console(t.path, address, {"submit", "/etc/shadow"});
+  CHECK(outside_rc == 1);
+  CHECK(outside.find("is outside the folders this node takes submissions from") != std::string::npos);
+  CHECK(outside.find("TOML") == std::string::npos);  // never parsed
   REQUIRE(wait_exit(node, 120) == 0);
   kill(ev, SIGTERM);
   CHECK(wait_exit(ev, 30) == 0);

@@ -1,5 +1,5 @@
-// The pure pieces of the cluster: the gatekeeper's HMAC proof and the console's commands over a real
-// RocksDB store.
+// The pure pieces of the cluster: the links' mutual proofs, the frames' codec, and the console's commands
+// over a real RocksDB store.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "actors/cluster/console_service.hpp"
-#include "actors/cluster/hmac.hpp"
+#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/net/peer_proof.hpp"
 #include "actors/cluster/search_view.hpp"
 #include "runtime/core/host_port.hpp"
 #include "tests/test_support/raw_store.hpp"
@@ -16,16 +17,48 @@
 using namespace kevolve;
 namespace fs = std::filesystem;
 
-TEST_CASE("the shared-secret proof holds only for the same secret, challenge and role", "[cluster]") {
-  const std::string n = cluster::make_nonce();
-  CHECK(n.size() == 32);
-  CHECK(cluster::make_nonce() != n);
-  const std::string mac = cluster::prove("s3cret-s3cret-s3cret", n, "evaluator");
-  CHECK(cluster::verify("s3cret-s3cret-s3cret", n, "evaluator", mac));
-  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3creT", n, "evaluator", mac));
-  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3cret", cluster::make_nonce(), "evaluator", mac));
-  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3cret", n, "console", mac));
-  CHECK_FALSE(cluster::verify("s3cret-s3cret-s3cret", n, "evaluator", mac.substr(1)));
+TEST_CASE("a proof holds only for the same key, side, role, both nonces and channel binding", "[cluster]") {
+  const std::string nn = net::make_nonce(), pn = net::make_nonce();
+  CHECK(nn.size() == 32);
+  CHECK(nn != pn);
+  const std::string key = "s3cret-s3cret-s3cret";
+  const std::string mac = net::proof(key, "peer", "evaluator", nn, pn, "binding");
+  CHECK(net::proof_ok(mac, key, "peer", "evaluator", nn, pn, "binding"));
+  CHECK_FALSE(net::proof_ok(mac, "s3cret-s3cret-s3creT", "peer", "evaluator", nn, pn, "binding"));
+  CHECK_FALSE(net::proof_ok(mac, key, "node", "evaluator", nn, pn, "binding"));  // the node cannot echo it back
+  CHECK_FALSE(net::proof_ok(mac, key, "peer", "console", nn, pn, "binding"));
+  CHECK_FALSE(net::proof_ok(mac, key, "peer", "evaluator", net::make_nonce(), pn, "binding"));
+  CHECK_FALSE(net::proof_ok(mac, key, "peer", "evaluator", nn, net::make_nonce(), "binding"));
+  CHECK_FALSE(net::proof_ok(mac, key, "peer", "evaluator", nn, pn, "another TLS session"));
+  CHECK_FALSE(net::proof_ok(mac.substr(1), key, "peer", "evaluator", nn, pn, "binding"));
+}
+
+TEST_CASE("cluster frames decode to what was encoded, and damaged ones to an error", "[cluster]") {
+  cluster::EvalFrame e;
+  e.index = 3;
+  e.job = 77;
+  e.eval.search = "s";
+  e.eval.node = 12;
+  e.eval.files["candidate.so"] = std::string(1000, 'x');
+  e.eval.candidate.source = "int main(){}";
+  e.eval.build.verdict.message = "m";
+  const std::string bytes = cluster::encode(e);
+  auto back = cluster::decode_eval(bytes);
+  REQUIRE(back);
+  CHECK(back->index == 3);
+  CHECK(back->job == 77);
+  CHECK(back->eval.files.at("candidate.so").size() == 1000);
+  CHECK(back->eval.candidate.source == "int main(){}");
+  CHECK(back->eval.build.verdict.message == "m");
+  CHECK_FALSE(cluster::decode_eval(bytes.substr(0, bytes.size() - 1)));
+  CHECK_FALSE(cluster::decode_eval(bytes + "!"));
+  // A word count far beyond the frame allocates nothing and is refused.
+  std::string ask = cluster::encode(cluster::AskFrame{1, {"searches"}});
+  ask[8] = ask[9] = ask[10] = ask[11] = '\xff';
+  CHECK_FALSE(cluster::decode_ask(ask));
+  auto ok = cluster::decode_ask(cluster::encode(cluster::AskFrame{9, {"show", "x"}}));
+  REQUIRE(ok);
+  CHECK(ok->words == std::vector<std::string>{"show", "x"});
 }
 
 TEST_CASE("addresses are HOST:PORT and errors say so", "[cluster]") {

@@ -116,10 +116,23 @@ TEST_CASE("the cluster section: listen address, secret variable, TLS only with a
   REQUIRE_FALSE(plain);
   CHECK(plain.error().find("cluster.listen") != std::string::npos);
   CHECK(plain.error().find("allow_plain_tcp") != std::string::npos);
-  auto ok = load("listen = \"10.0.0.5:7411\"\nsecret_env = \"MY_SECRET\"\neval_timeout = 60\nallow_plain_tcp = true\n");
+  auto ok = load(
+      "listen = \"10.0.0.5:7411\"\nevaluator_key_env = \"MY_EVAL_KEY\"\nconsole_key_env = \"MY_CONSOLE_KEY\"\n"
+      "eval_timeout = 60\nallow_plain_tcp = true\nsubmit_dirs = [\"/srv/searches\", \"more\"]\n");
   REQUIRE(ok);
   CHECK(ok->cluster.listen == "10.0.0.5:7411");
-  CHECK(ok->cluster.secret_env == "MY_SECRET");
+  CHECK(ok->cluster.evaluator_key_env == "MY_EVAL_KEY");
+  CHECK(ok->cluster.console_key_env == "MY_CONSOLE_KEY");
+  CHECK(ok->cluster.submit_dirs == std::vector<std::string>{"/srv/searches", dir + "/more"});
+  // One secret for every role is refused, with what replaces it.
+  auto one = load("secret_env = \"MY_SECRET\"\n");
+  REQUIRE_FALSE(one);
+  CHECK(one.error().find("cluster.secret_env") != std::string::npos);
+  CHECK(one.error().find("evaluator_key_env and console_key_env") != std::string::npos);
+  // By default a console submits only configs of the node's own folder.
+  auto plain_local = load("listen = \"127.0.0.1:7411\"\n");
+  REQUIRE(plain_local);
+  CHECK(plain_local->cluster.submit_dirs == std::vector<std::string>{dir});
   CHECK(ok->cluster.eval_timeout_s == 60);
   auto bad = load("listen = \"7411\"\n");
   REQUIRE_FALSE(bad);

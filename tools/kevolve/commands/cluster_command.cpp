@@ -5,9 +5,10 @@
 #include <filesystem>
 #include <csignal>
 #include <iostream>
+#include <unistd.h>
 
 #include "actors/cluster/evaluator_node.hpp"
-#include "actors/cluster/join.hpp"
+#include "runtime/net/peer_proof.hpp"
 #include "actors/engine/engine.hpp"
 #include "tools/kevolve/commands/run_command.hpp"
 #include "runtime/core/host_port.hpp"
@@ -24,6 +25,30 @@ std::vector<std::string> backend_name_list() {
 }  // namespace
 
 namespace {
+
+// A console's `submit PATH` names a file on the node's machine, which the node (often root) would open: only
+// a regular .toml file whose real path lies inside one of `dirs` is taken, checked before anything is read.
+Status allowed_submission(const std::string& path, const std::vector<std::string>& dirs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  std::string where;
+  for (auto& d : dirs) {
+    std::error_code ec2;
+    const fs::path root = fs::weakly_canonical(fs::absolute(d, ec2), ec2);
+    where += (where.empty() ? "" : ", ") + root.string();
+    if (ec || ec2) continue;
+    auto rel = real.lexically_relative(root);
+    if (rel.empty() || rel.native().rfind("..", 0) == 0) continue;
+    if (real.extension() != ".toml")
+      return Status::failure(Errc::invalid_argument, "submit takes a search config (.toml), not '" + path + "'");
+    if (!fs::is_regular_file(real, ec2))
+      return Status::failure(Errc::invalid_argument, "no config file at '" + path + "' (" + real.string() + ")");
+    return Status::success();
+  }
+  return Status::failure(Errc::invalid_argument, "'" + path + "' is outside the folders this node takes submissions from (" +
+                                            where + "; [cluster] submit_dirs)");
+}
 
 std::atomic<bool> g_stop{false};
 void on_stop(int) { g_stop = true; }
@@ -64,17 +89,22 @@ int node(const std::string& config, const std::string& out, const std::string& s
   ClusterOptions c;
   c.host = listen->first;
   c.port = listen->second;
-  auto secret = cluster::secret_from_env(cfg->cluster.secret_env);
-  if (!secret) {
-    std::cerr << "kevolve node: " << config << ": " << secret.error() << "\n";
+  const auto evaluator_key = net::key_from_env(cfg->cluster.evaluator_key_env);
+  const auto console_key = net::key_from_env(cfg->cluster.console_key_env);
+  for (auto* k : {&evaluator_key, &console_key})
+    if (!k->error.empty()) {
+      std::cerr << "kevolve node: " << config << ": " << (k == &evaluator_key ? "the evaluators' key: " : "the consoles' key: ")
+                << k->error << " ([cluster] " << (k == &evaluator_key ? "evaluator_key_env" : "console_key_env") << ")\n";
+      return 2;
+    }
+  if (evaluator_key.key == console_key.key) {
+    std::cerr << "kevolve node: " << config << ": " << cfg->cluster.evaluator_key_env << " and "
+              << cfg->cluster.console_key_env
+              << " hold the same key: give each role its own, so that an evaluator machine cannot run console "
+                 "commands\n";
     return 2;
   }
-  if (secret->size() < 16) {
-    std::cerr << "kevolve node: " << config << ": the shared secret in " << cfg->cluster.secret_env
-              << " is shorter than 16 characters\n";
-    return 2;
-  }
-  c.secret = *secret;
+  c.keys = {evaluator_key.key, console_key.key};
   c.eval_timeout_s = cfg->cluster.eval_timeout_s;
   c.heartbeat_s = cfg->cluster.heartbeat_s;
   c.tls = {cfg->cluster.tls_cert, cfg->cluster.tls_key, cfg->cluster.tls_ca};
@@ -89,7 +119,10 @@ int node(const std::string& config, const std::string& out, const std::string& s
   }
   // Searches submitted from the console before the node stopped, unfinished: resumed from their stored config.
   for (auto& p : submitted_searches(*cfg, store, c.more)) c.more.push_back(std::move(p));
-  c.prepare = [store](const std::string& path) { return prepare_search(path, store); };
+  c.prepare = [store, dirs = cfg->cluster.submit_dirs](const std::string& path) -> Expected<PreparedSearch> {
+    if (auto ok = allowed_submission(path, dirs); !ok) return Expected<PreparedSearch>::failure(ok);
+    return prepare_search(path, store);
+  };
   // Further searches write their reports beside the first one's: <folder of --out>/<search id>.
   const std::filesystem::path out_parent = std::filesystem::path(out).parent_path();
   const std::string root = out.empty() ? "kevolve-out" : out_parent.empty() ? "." : out_parent.string();
@@ -113,7 +146,8 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   auto out = std::make_shared<std::string>();
   auto store = std::make_shared<std::string>();
   n->add_option("--config", *config,
-                "Search config with a [cluster] section (listen, secret_env, eval_timeout, heartbeat)")
+                "Search config with a [cluster] section (listen, evaluator_key_env, console_key_env, eval_timeout, "
+                "heartbeat, tls_*, submit_dirs)")
       ->required()
       ->check(CLI::ExistingFile);
   n->add_option("--out", *out,
@@ -121,8 +155,8 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
                 "theirs beside it, named by search id");
   n->add_option("--store", *store, "Store folder (overrides [store] path)");
   n->footer(
-      "Only a gatekeeper is published; peers prove the shared secret (HMAC-SHA256 challenge) before they get any other "
-      "handle. "
+      "Its one listening socket speaks only to peers that prove their role's key (evaluators "
+      "$KEVOLVE_EVALUATOR_KEY, consoles $KEVOLVE_CONSOLE_KEY) and proves the same key back; see docs/cluster.md. "
       "Killed, the same command resumes the search from its store and evaluators reconnect by themselves. The search "
       "waits "
       "while no evaluator is attached.");
@@ -131,7 +165,7 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   auto* e = app.add_subcommand("evaluator", "Join a coordinator's search with this machine's devices");
   auto join = std::make_shared<std::string>();
   auto o = std::make_shared<cluster::EvaluatorOptions>();
-  auto secret_env = std::make_shared<std::string>("KEVOLVE_CLUSTER_SECRET");
+  auto secret_env = std::make_shared<std::string>("KEVOLVE_EVALUATOR_KEY");
   e->add_option("--join", *join, "The coordinator, HOST:PORT")->required();
   e->add_option("--backend", o->backend,
                 "cpu | cuda | python | python-cuda (KernelBench-format problems) | null (synthetic results, for tests "
@@ -141,7 +175,8 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   e->add_option("--devices", o->devices, "Devices to offer (each evaluates one candidate at a time)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  e->add_option("--secret-env", *secret_env, "Environment variable that holds the shared secret")
+  e->add_option("--key-env", *secret_env, "Environment variable that holds the evaluators' key (the node's "
+                "[cluster] evaluator_key_env)")
       ->capture_default_str();
   e->add_option("--null-delay-ms", o->null_delay_ms, "null backend: simulated evaluation time")
       ->check(CLI::Range(0.0, 1e6));
@@ -154,6 +189,8 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   e->add_option("--tls-key", o->tls_key, "TLS: its private key (PEM)")->check(CLI::ExistingFile);
   e->add_option("--tls-ca", o->tls_ca, "TLS: the CA file that signed the node's certificate")->check(CLI::ExistingFile);
+  e->add_option("--tls-server-name", o->tls_server_name,
+                "TLS: the name the node's certificate must carry (default: the host of --join)");
   e->add_flag("--stay", o->stay, "Keep waiting for a node when the node finishes or none answers");
   e->add_option("--wait-for-node", o->wait_for_node_s,
                 "Seconds without a node to join after which the evaluator leaves (exit 4); 0: never")
@@ -162,7 +199,33 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
   e->footer(
       "Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; leaves (exit 0) when the node "
       "says it has finished, unless --stay; leaves (exit 4) after --wait-for-node seconds without a node; a wrong "
-      "secret ends it (exit 3).");
+      "key, or a device the node refuses, ends it (exit 3). A node that cannot prove the key back is not joined.");
+  auto* k = app.add_subcommand("evaluator-key",
+                               "Print one machine's evaluator key (host:NAME:KEY), derived from the cluster's evaluator "
+                               "key in $KEVOLVE_EVALUATOR_KEY: give each evaluator machine only its own");
+  auto key_host = std::make_shared<std::string>();
+  k->add_option("HOST", *key_host, "The machine's host name, as `hostname` prints it there")->required();
+  k->footer("An evaluator started with this value in KEVOLVE_EVALUATOR_KEY registers devices of that host only; "
+            "with the cluster's key itself it derives its own host's key.");
+  k->callback([=, &exit_code] {
+    const auto secret = net::key_from_env("KEVOLVE_EVALUATOR_KEY");
+    if (!secret.error.empty()) {
+      std::cerr << "kevolve evaluator-key: " << secret.error << "\n";
+      exit_code = 2;
+      return;
+    }
+    if (secret.key.rfind("host:", 0) == 0 || !net::valid_host_name(*key_host)) {
+      std::cerr << "kevolve evaluator-key: "
+                << (secret.key.rfind("host:", 0) == 0 ? "KEVOLVE_EVALUATOR_KEY holds a host key, not the cluster's"
+                                                       : "'" + *key_host + "' is not a host name")
+                << "\n";
+      exit_code = 2;
+      return;
+    }
+    std::cout << "host:" << *key_host << ":" << net::host_key(secret.key, *key_host) << "\n";
+    exit_code = 0;
+  });
+
   e->callback([=, &exit_code] {
     auto addr = parse_host_port(*join);
     if (!addr) {
@@ -170,9 +233,17 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
-    auto secret = cluster::secret_from_env(*secret_env);
-    if (!secret) {
-      std::cerr << "kevolve evaluator: " << secret.error() << "\n";
+    const auto secret = net::key_from_env(*secret_env);
+    if (!secret.error.empty()) {
+      std::cerr << "kevolve evaluator: the evaluators' key: " << secret.error << " (--key-env)\n";
+      exit_code = 2;
+      return;
+    }
+    char here[256] = {0};
+    gethostname(here, sizeof here - 1);
+    const auto credential = net::evaluator_credential(secret.key, here);
+    if (!credential.error.empty()) {
+      std::cerr << "kevolve evaluator: " << *secret_env << ": " << credential.error << "\n";
       exit_code = 2;
       return;
     }
@@ -185,7 +256,8 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
     cluster::EvaluatorOptions opt = *o;
     opt.host = addr->first;
     opt.port = addr->second;
-    opt.secret = *secret;
+    opt.secret = credential.key;
+    opt.host_name = credential.host;
     opt.stop = &g_stop;
     std::signal(SIGINT, on_stop);
     std::signal(SIGTERM, on_stop);
