@@ -13,6 +13,7 @@
 // which every process of the build is killed, and diagnostics bounded in size. Pure POSIX; no CAF, no torch.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,5 +51,8 @@ ConfinedResult run_confined(const ConfinedBuild& b);
 // True when `path` is a regular file (not a link, device or folder): what the caller may take from a
 // build folder the untrusted build has written.
 bool regular_file(const std::string& path);
+// The first `max_bytes` of the regular file at `path` (opened without following a link); nullopt when
+// there is no such file.
+std::optional<std::string> read_build_file(const std::string& path, size_t max_bytes);
 
 }  // namespace kevolve::process

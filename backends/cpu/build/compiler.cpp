@@ -57,15 +57,13 @@ BuildResult preprocess_cpu(const Candidate& c, const std::string& dir, std::stri
   BuildResult r = run_gcc(c, dir, o, {"-E", cpu_source_path(dir), "-o", out});
   text.clear();
   if (!r.ok) return r;
-  if (!process::regular_file(out)) {
+  auto read = process::read_build_file(out, kMaxPreprocessed);
+  if (!read) {
     r.ok = false;
     r.log += "\nthe preprocessor left no regular file\n";
     return r;
   }
-  std::ifstream in(out, std::ios::binary);
-  text.resize(kMaxPreprocessed);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  text = std::move(*read);
   return r;
 }
 

@@ -72,11 +72,10 @@ BuildResult preprocess_cuda(const Candidate& c, const std::string& dir, const st
   const int rc = run_tool(argv, dir, timeout_s, r.log, &r.sandbox);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.cu");
-  if (rc != 0 || !process::regular_file(out)) return r;
-  std::ifstream in(out, std::ios::binary);
-  text.resize(size_t{64} << 20);  // an honest kernel's is a few MiB
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  if (rc != 0) return r;
+  auto read = process::read_build_file(out, size_t{64} << 20);  // an honest kernel's is a few MiB
+  if (!read) return r;
+  text = std::move(*read);
   r.ok = true;
   return r;
 }
