@@ -368,12 +368,18 @@ ConfinedResult run_confined(const ConfinedBuild& b) {
   std::vector<std::string> shown;
   p.steps.push_back({Op::tmpfs, p.root, "size=1m,mode=0755"});
   for (const char* t : kToolchain) shown.push_back(t);
-  glob_t g{};
-  if (glob("/opt/rocm*", 0, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i) shown.push_back(g.gl_pathv[i]);
-  globfree(&g);
+  auto show_glob = [&](const std::string& pattern) {
+    glob_t g{};
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i) shown.push_back(g.gl_pathv[i]);
+    globfree(&g);
+  };
+  show_glob("/opt/rocm*");
   for (const char* v : kToolchainPathVars)
     if (const char* h = std::getenv(v); h && *h == '/' && std::string(h) != "/") shown.push_back(h);
+  // A libnvrtc named alone ($KEVOLVE_NVRTC) loads its builtins library from beside it.
+  if (const char* h = std::getenv("KEVOLVE_NVRTC"); h && *h == '/' && fs::is_regular_file(h, ec))
+    show_glob(fs::path(h).parent_path().string() + "/libnvrtc-builtins*");
   for (const auto& extra : b.read_only) {
     const auto c = fs::weakly_canonical(extra, ec);
     if (!ec && c != "/") shown.push_back(c.string());
