@@ -140,10 +140,11 @@ TEST_CASE("a candidate that includes an endless device ends as compile_error wit
   CHECK(b.sandbox.find("RLIMIT_AS/DATA 512 MiB") != std::string::npos);
   CHECK(b.log.find("did not finish") == std::string::npos);  // the limit ended it, not the deadline
   CHECK(b.log.size() <= (64u << 10) + 200);
-  // The evaluator is unharmed: the next candidate is evaluated as usual.
+  // The evaluator is unharmed: the next candidate is evaluated as usual (or, on a machine too busy to time
+  // it, refused as such: never a build failure).
   const auto honest = test::eval_file("problems/core/softmax_rows/problem.toml", "problems/core/softmax_rows/fast.cpp");
   INFO(honest.message << "\n" << honest.sandbox);
-  CHECK(honest.status == EvalStatus::ok);
+  CHECK((honest.status == EvalStatus::ok || (honest.status == EvalStatus::harness_error && honest.reason == "busy")));
   CHECK(honest.sandbox.find("build sandbox: ") != std::string::npos);
 }
 

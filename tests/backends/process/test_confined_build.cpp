@@ -3,7 +3,9 @@
 // processes are bounded. A shell stands in for the compiler: it probes what any compiler could read.
 #include <catch2/catch.hpp>
 
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,7 +14,9 @@
 #include <random>
 
 #include "backends/process/confined_build.hpp"
+#include "backends/process/identity.hpp"
 #include "tests/test_support/shell.hpp"
+#include "tests/test_support/skip.hpp"
 
 namespace fs = std::filesystem;
 using kevolve::process::ConfinedBuild;
@@ -112,4 +116,49 @@ TEST_CASE("a confined build's output, time and processes are bounded", "[confine
     CHECK(r.exit_code == 127);
     CHECK(r.output.find("not found") != std::string::npos);
   }
+}
+
+TEST_CASE("a build started without root is confined in a user namespace, or says it is not", "[confined]") {
+  if (geteuid() != 0) {
+    kevolve::test::say_skipped("not root: the cases above already ran the build without root");
+    return;
+  }
+  TempDir d;
+  REQUIRE(!d.path.empty());
+  REQUIRE(chown(d.path.c_str(), kevolve::process::kNobody, kevolve::process::kNobody) == 0);
+  const std::string mark = marker();
+  int p[2];
+  REQUIRE(pipe(p) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // As nobody, a confined run reports what it saw and how it was confined.
+    close(p[0]);
+    setenv("KEVOLVE_TEST_CALLER_ONLY", mark.c_str(), 1);
+    if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+      _exit(2);
+    auto r = sh(d.path, "id -u; env; ls /dev; cat");
+    const std::string report = r.sandbox + "\n" + r.output + "\nexit " + std::to_string(r.exit_code) + "\n";
+    (void)!write(p[1], report.data(), report.size());
+    _exit(0);
+  }
+  close(p[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = read(p[0], buf, sizeof buf)) > 0;) report.append(buf, static_cast<size_t>(n));
+  close(p[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  INFO(report);
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(report.find("exit 0") != std::string::npos);
+  CHECK(report.find(mark) == std::string::npos);
+  CHECK(report.find("uid 65534 (the caller's)") != std::string::npos);
+  CHECK(report.find("stdin /dev/null") != std::string::npos);
+  const bool userns = report.find("mount namespace with the toolchain only") != std::string::npos;
+  const bool said = report.find("NO private filesystem") != std::string::npos;
+  CHECK(userns != said);  // one or the other, always said
+  if (userns) CHECK(report.find("in a user namespace") != std::string::npos);
+  else WARN("no user namespace for builds without root here: " << report.substr(0, report.find('\n')));
 }
