@@ -100,9 +100,12 @@ TEST_CASE("host code cannot reach the evaluator: the runner has a uid of its own
     CHECK(r.sandbox.find("(its own) without capabilities") != std::string::npos);
     CHECK(r.sandbox.find("seccomp allow-list") != std::string::npos);
     CHECK(r.sandbox.find("read-only root") != std::string::npos);
-    // Host memory: a memory cgroup where the machine delegates one, else RLIMIT_DATA with the reason named.
-    CHECK((r.sandbox.find("memory cgroup (v") != std::string::npos ||
+    // Host memory: the evaluation's cgroup carries the bound (the line names it), else a memory cgroup of the
+    // runner's own where the machine delegates one, else RLIMIT_DATA with the reason named.
+    CHECK((r.sandbox.find(" MiB, freezer") != std::string::npos || r.sandbox.find("memory cgroup (v") != std::string::npos ||
            r.sandbox.find("no memory cgroup: ") != std::string::npos));
+    // Every process of the runner: its evaluation's cgroup, or none with the reason (processes then refused).
+    CHECK((r.sandbox.find(", cgroup v") != std::string::npos || r.sandbox.find(", no cgroup (") != std::string::npos));
     WARN("the CUDA runner's sandbox here: " << r.sandbox);
   } else {
     CHECK(r.sandbox.find("same uid") != std::string::npos);  // says it keeps the evaluator's uid
