@@ -375,14 +375,17 @@ ConfinedResult run_confined(const ConfinedBuild& b) {
     globfree(&g);
   };
   show_glob("/opt/rocm*");
+  // Named places are shown by their real path (no link in their parents), never the whole filesystem.
+  std::vector<std::string> named;
   for (const char* v : kToolchainPathVars)
-    if (const char* h = std::getenv(v); h && *h == '/' && std::string(h) != "/") shown.push_back(h);
+    if (const char* h = std::getenv(v); h && *h == '/') named.push_back(h);
   // A libnvrtc named alone ($KEVOLVE_NVRTC) loads its builtins library from beside it.
   if (const char* h = std::getenv("KEVOLVE_NVRTC"); h && *h == '/' && fs::is_regular_file(h, ec))
     show_glob(fs::path(h).parent_path().string() + "/libnvrtc-builtins*");
-  for (const auto& extra : b.read_only) {
-    const auto c = fs::weakly_canonical(extra, ec);
-    if (!ec && c != "/") shown.push_back(c.string());
+  named.insert(named.end(), b.read_only.begin(), b.read_only.end());
+  for (const auto& n : named) {
+    const auto c = fs::weakly_canonical(n, ec);
+    if (!ec && c.is_absolute() && c != "/") shown.push_back(c.string());
   }
   for (const auto& s : shown) show(p.root, s, p.steps, false);
   p.steps.push_back({Op::mkdir, p.root + "/tmp", ""});
