@@ -1,5 +1,6 @@
 #include "backends/hip/hip_backend.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -64,6 +65,20 @@ std::string unavailable_reason(const std::string& worker) {
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   BuiltCandidate b;
   if (!start_build(c, o, "hip", "HIP", harness::scan_tokens(c.source, forbidden()), b)) return b;
+  if (o.detectors.on(Detector::isolation)) {
+    // The scan again after macro expansion (CAT(wall_clock, 64) appears whole), on a confined hipcc -E of
+    // the device code. Where preprocessing fails, the build below fails the same way and says why.
+    std::string text;
+    const BuildResult pre = preprocess_hip(c.source, b.dir, o.arch, text);
+    std::remove((b.dir + "/candidate.ii").c_str());
+    if (pre.ok)
+      if (auto f = harness::scan_preprocessed(text, forbidden())) {
+        b.build = pre;
+        b.verdict = isolation_verdict(*f, o.detectors, true);
+        b.verdict->sandbox = pre.sandbox;
+        return b;
+      }
+  }
   HipBuild h = compile_hip(c.source, b.dir, o.arch);
   b.build = h.build;
   if (!b.build.ok) {

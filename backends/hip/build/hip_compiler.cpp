@@ -18,6 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Writes the candidate and the two headers it may include into `dir`; the candidate's path.
+std::string write_sources(const std::string& source, const std::string& dir) {
+  std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
+  std::ofstream(dir + "/kevolve_gpu_portable.h") << kPortableHeader;
+  std::ofstream(dir + "/candidate.hip") << source;
+  return dir + "/candidate.hip";
+}
+
 }  // namespace
 
 std::string hipcc_path() {
@@ -43,14 +51,40 @@ Expected<GpuResources> read_resources(const std::string& path, const std::string
   return E::failure(Errc::not_found, path + ": no kernel named '" + kernel + "' in the code object");
 }
 
+BuildResult preprocess_hip(const std::string& source, const std::string& dir, const std::string& arch,
+                           std::string& text, double timeout_s) {
+  BuildResult r;
+  text.clear();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string src = write_sources(source, dir), out = dir + "/candidate.ii", hipcc = hipcc_path();
+  if (hipcc.empty()) {
+    r.log = "hipcc is not installed here\n";
+    return r;
+  }
+  process::ConfinedBuild cb;
+  cb.argv = {hipcc, "--cuda-device-only", "-E", "--offload-arch=" + hip_target(arch), "-O3", "-std=c++17",
+             "-I" + dir, src, "-o", out};
+  cb.dir = dir;
+  cb.timeout_s = timeout_s;
+  cb.read_only = {hipcc};
+  const process::ConfinedResult run = process::run_confined(cb);
+  r.log = run.output;
+  r.sandbox = run.sandbox;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.hip");
+  if (!run.started || run.exit_code != 0) return r;
+  auto read = process::read_build_file(out, size_t{64} << 20);  // an honest kernel's is a few MiB
+  if (!read) return r;
+  text = std::move(*read);
+  r.ok = true;
+  return r;
+}
+
 HipBuild compile_hip(const std::string& source, const std::string& dir, const std::string& arch, double timeout_s) {
   HipBuild h;
   BuildResult& r = h.build;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string target = hip_target(arch), src = dir + "/candidate.hip", artifact = dir + "/candidate.hsaco";
-  std::ofstream(dir + "/kevolve_kernel.h") << kKernelHeader;
-  std::ofstream(dir + "/kevolve_gpu_portable.h") << kPortableHeader;
-  std::ofstream(src) << source;
+  const std::string target = hip_target(arch), src = write_sources(source, dir), artifact = dir + "/candidate.hsaco";
   auto l = parse_launch_spec(source);
   if (!has_launch_spec(source) || !l) {
     r.log =

@@ -24,6 +24,12 @@ std::string hipcc_path();
 HipBuild compile_hip(const std::string& source, const std::string& dir, const std::string& arch,
                      double timeout_s = 120);
 
+// The candidate's device code after the preprocessor (`hipcc --cuda-device-only -E`, confined, the build's
+// target and flags) into `text`, for the scan of the expanded source; ok when it ran (else its log says
+// why). Writes the same files as compile_hip.
+BuildResult preprocess_hip(const std::string& source, const std::string& dir, const std::string& arch,
+                           std::string& text, double timeout_s = 120);
+
 // Reads a code object file and picks `kernel` (the first when empty); errors name the file.
 Expected<GpuResources> read_resources(const std::string& code_object_path, const std::string& kernel);
 

@@ -13,6 +13,8 @@
 
 #include "backends/backend.hpp"
 #include "backends/cpu/build/compiler.hpp"
+#include "backends/hip/build/hip_compiler.hpp"
+#include "knowledge/template_library.hpp"
 #include "tests/backends/cpu/eval_helpers.hpp"
 #include "tests/test_support/shell.hpp"
 #include "tests/test_support/skip.hpp"
@@ -171,4 +173,45 @@ TEST_CASE("CUDA words assembled by the preprocessor are found in nvcc's expanded
   CHECK(b.verdict->message.find("after macro expansion") != std::string::npos);
   CHECK(b.verdict->message.find("pthread_create") != std::string::npos);  // the first of the two, line 4
   CHECK(b.verdict->sandbox.find("build sandbox: ") != std::string::npos);
+}
+
+TEST_CASE("HIP: a device clock assembled by the preprocessor is found, the honest templates pass the scan",
+          "[build][attack][hip]") {
+  if (hip::hipcc_path().empty()) {
+    test::say_skipped("hipcc is not installed here");
+    return;
+  }
+  EvalOptions o;
+  o.arch = "gfx90a";
+  Candidate c;
+  c.language = "hip";
+  c.source =
+      "// @kevolve kernel k\n// @kevolve grid 1\n// @kevolve block 64\n#include \"kevolve_kernel.h\"\n"
+      "#include \"kevolve_gpu_portable.h\"\n#define CAT(a, b) a##b\n"
+      "extern \"C\" __global__ void k(const kv_cuda_args a) { long long t = CAT(wall_clock, 64)(); (void)t; }\n";
+  BuiltCandidate b = build_candidate("hip", c, o);
+  remove_build_dir(b.dir);
+  REQUIRE(b.verdict);
+  INFO(b.verdict->message);
+  CHECK(b.verdict->reason == "isolation");
+  CHECK(b.verdict->message.find("after macro expansion") != std::string::npos);
+  CHECK(b.verdict->message.find("wall_clock64") != std::string::npos);
+  // No honest template (seed point) trips the second pass: the portability header and the system headers
+  // it expands are not the candidate's lines.
+  int templates = 0;
+  for (auto& dir : fs::directory_iterator(test::source_path("problems/core"))) {
+    auto t = find_template("hip", dir.path().filename().string(), {test::source_path("knowledge")});
+    if (!t) continue;
+    auto src = t->render(t->defaults());
+    REQUIRE(src);
+    Candidate h;
+    h.language = "hip";
+    h.source = *src;
+    BuiltCandidate built = build_candidate("hip", h, o);
+    remove_build_dir(built.dir);
+    INFO(dir.path().filename().string() << ": " << (built.verdict ? built.verdict->message : std::string("built")));
+    CHECK((!built.verdict || built.verdict->reason != "isolation"));
+    ++templates;
+  }
+  CHECK(templates > 0);
 }
