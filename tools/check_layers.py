@@ -9,12 +9,16 @@ Floors, lowest first (docs/architecture.md):
   0 runtime/core
   1 runtime/records
   2 storage/  knowledge/  backends/      (three siblings: none includes another)
-  3 runtime/{search,memory,llm,config,operators,export,net}
+  3 runtime/{search,memory,llm,config,operators,export,net,views,dashboard}
   4 actors/
   5 tools/
 Inside backends/, an interpreter's folder (cpu/, cuda/, python/) includes no other interpreter's folder;
 the shared parts (harness/, process/, reference/, the top-level headers) include none of them, except the
 factory backends/backend.cpp that makes each one.
+The rooms inside a floor: no two rooms of runtime/ (core/, records/, search/, net/, ...) and no two actor
+roles of actors/ (cluster/, engine/, search/, ...; protocol/ is below every role) include each other, and
+actors/protocol/ includes no role.
+Every .cpp file under actors/ uses CAF (holds an actor or talks to one): code without actors lives below.
 """
 import os
 import re
@@ -24,7 +28,8 @@ FLOORS = [
     ("runtime/core/", 0), ("runtime/records/", 1),
     ("storage/", 2), ("knowledge/", 2), ("backends/", 2),
     ("runtime/search/", 3), ("runtime/memory/", 3), ("runtime/llm/", 3), ("runtime/config/", 3),
-    ("runtime/operators/", 3), ("runtime/export/", 3), ("runtime/net/", 3),
+    ("runtime/operators/", 3), ("runtime/export/", 3), ("runtime/net/", 3), ("runtime/views/", 3),
+    ("runtime/dashboard/", 3),
     ("actors/", 4), ("tools/", 5),
 ]
 SIBLINGS = ("storage/", "knowledge/", "backends/")
@@ -44,8 +49,17 @@ def interpreter(path):
     return next((i for i in INTERPRETERS if path.startswith(i)), None)
 
 
+def room(path):
+    """The inner room of a path under runtime/ or actors/ ("runtime/net", "actors/cluster"), else None."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] in ("runtime", "actors"):
+        return parts[0] + "/" + parts[1]
+    return None
+
+
 def check(root):
     errors = []
+    room_edges = {}  # (from room, to room) -> first "file:line"
     for top in ("runtime", "storage", "knowledge", "backends", "actors", "tools"):
         for d, _, files in os.walk(os.path.join(root, top)):
             for f in files:
@@ -64,6 +78,11 @@ def check(root):
                         if there is None:
                             continue  # a system, generated or candidate header
                         where = "%s:%d: includes %s" % (path, n, m.group(1))
+                        a, b = room(path), room(m.group(1))
+                        if a and b and a != b:
+                            room_edges.setdefault((a, b), where)
+                            if a == "actors/protocol" and b.startswith("actors/"):
+                                errors.append("%s (actors/protocol/ is below every actor role)" % where)
                         if there[0] > here[0]:
                             errors.append("%s (floor %d reaches up to floor %d)" % (where, here[0], there[0]))
                         elif there[0] == here[0] == 2 and here[1] != there[1]:
@@ -72,6 +91,18 @@ def check(root):
                             mine, theirs = interpreter(path), interpreter(m.group(1))
                             if theirs and theirs != mine:
                                 errors.append("%s (%s borrows from the %s interpreter)" % (where, mine or "shared backend code", theirs))
+    for (a, b), where in sorted(room_edges.items()):
+        if a < b and (b, a) in room_edges:
+            errors.append("%s and %s (rooms %s and %s include each other)" % (where, room_edges[(b, a)], a, b))
+    for d, _, files in os.walk(os.path.join(root, "actors")):
+        for f in files:
+            if f.endswith(".cpp"):
+                path = os.path.relpath(os.path.join(d, f), root)
+                with open(os.path.join(root, path), errors="replace") as fh:
+                    text = fh.read()
+                    # CAF itself, or an actor interface (a role's header, whose records hold actor handles).
+                    if "caf::" not in text and "<caf/" not in text and not re.search(r'#\s*include\s+"actors/', text):
+                        errors.append("%s: no CAF in it (code without actors lives below actors/)" % path)
     return errors
 
 

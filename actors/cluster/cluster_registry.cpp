@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "actors/cluster/console_service.hpp"
+#include "runtime/views/console_service.hpp"
 
 namespace kevolve {
 namespace {

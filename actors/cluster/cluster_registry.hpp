@@ -7,7 +7,7 @@
 //  - watches every device: when its evaluator dies or its connection is cut, the job it held goes back
 //    to the front of the queue (the search sees one verdict per node, whichever device gives it); a
 //    job that gets no answer within `eval_timeout_s` is re-queued and the device dropped;
-//  - answers the console's commands (actors/cluster/console_service).
+//  - answers the console's commands (runtime/views/console_service).
 #pragma once
 #include <memory>
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/net/cluster_frames.hpp"
 #include "actors/device/device_registry.hpp"
 #include "actors/protocol/cluster.hpp"
 #include "backends/build_target.hpp"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <map>
 
-#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/net/cluster_frames.hpp"
 #include "actors/protocol/cluster.hpp"
 
 namespace kevolve::cluster {

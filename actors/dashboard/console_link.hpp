@@ -3,7 +3,7 @@
 #pragma once
 #include <caf/fwd.hpp>
 
-#include "actors/dashboard/dashboard_api.hpp"
+#include "runtime/dashboard/dashboard_api.hpp"
 
 namespace kevolve::dashboard {
 

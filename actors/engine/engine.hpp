@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "runtime/net/cluster_link.hpp"
-#include "actors/dashboard/dashboard_server.hpp"
+#include "runtime/dashboard/dashboard_server.hpp"
 #include "actors/protocol/messages.hpp"
 #include "runtime/operators/operator.hpp"
 #include "runtime/records/problem.hpp"

@@ -5,7 +5,6 @@
 #include <iostream>
 #include <optional>
 
-#include "actors/memory/memory_actor.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "runtime/records/backend_kind.hpp"
 #include "runtime/search/graph.hpp"

@@ -57,18 +57,4 @@ memory_actor spawn_memory_actor(caf::actor_system& sys, MemorySetup setup) {
   return sys.spawn<caf::detached>(memory, std::move(setup));
 }
 
-Lessons recall_lessons(Store& store, const std::string& key, std::string* note) {
-  Lessons empty;
-  empty.key = key;
-  auto bytes = store.artifact(lessons_search(key), 0, "lessons");
-  if (!bytes) return empty;
-  auto l = decode_lessons(*bytes);
-  if (!l) {
-    if (note) *note = l.error();
-    return empty;
-  }
-  l->key = key;
-  return *l;
-}
-
 }  // namespace kevolve

@@ -22,7 +22,4 @@ struct MemorySetup {
 
 memory_actor spawn_memory_actor(caf::actor_system& sys, MemorySetup setup);
 
-// The lessons stored for `key`, or empty lessons with that key (an unreadable record is reported in `note`).
-Lessons recall_lessons(Store& store, const std::string& key, std::string* note = nullptr);
-
 }  // namespace kevolve

@@ -1,5 +1,5 @@
 // The device interface (the device registry and each device actor speak it alike):
-//   spec : register a problem's spec (encoded with runtime/records_codec) under its name
+//   spec : register a problem's spec (encoded with runtime/records/records_codec) under its name
 //   eval : evaluate a built candidate; replies with the verdict
 #pragma once
 #include "actors/protocol/type_ids.hpp"

@@ -26,12 +26,12 @@ typename F::result_type inspect(F& f, SearchRecord& x) {  // fields: runtime/rec
   return fields(x, [&](auto&... m) { return f(caf::meta::type_name("SearchRecord"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, Candidate& x) {
-  return f(caf::meta::type_name("Candidate"), x.language, x.source, x.entry, x.parameters, x.provenance);
+typename F::result_type inspect(F& f, Candidate& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("Candidate"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, BuildResult& x) {
-  return f(caf::meta::type_name("BuildResult"), x.ok, x.artifact, x.log, x.seconds, x.sandbox);
+typename F::result_type inspect(F& f, BuildResult& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("BuildResult"), m...); });
 }
 template <class F>
 typename F::result_type inspect(F& f, Timing& x) {  // fields: runtime/records/fields.hpp
@@ -80,18 +80,16 @@ typename F::result_type inspect(F& f, BuildJob& x) {
   return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);
 }
 template <class F>
-typename F::result_type inspect(F& f, BuildOutcome& x) {
-  return f(caf::meta::type_name("BuildOutcome"), x.decided, x.verdict, x.build, x.dir, x.entry);
+typename F::result_type inspect(F& f, BuildOutcome& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("BuildOutcome"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, EvalJob& x) {
-  return f(caf::meta::type_name("EvalJob"), x.search, x.node, x.backend, x.problem, x.params, x.build, x.options,
-           x.files, x.target, x.candidate, x.device_class);
+typename F::result_type inspect(F& f, EvalJob& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvalJob"), m...); });
 }
 template <class F>
-typename F::result_type inspect(F& f, DeviceInfo& x) {
-  return f(caf::meta::type_name("DeviceInfo"), x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint,
-           x.device_class, x.memory_bytes, x.copy_gbps);
+typename F::result_type inspect(F& f, DeviceInfo& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("DeviceInfo"), m...); });
 }
 template <class F>
 typename F::result_type inspect(F& f, KbQuery& x) {
@@ -106,9 +104,8 @@ typename F::result_type inspect(F& f, ScoredNote& x) {
   return f(caf::meta::type_name("ScoredNote"), x.search, x.node, x.report, x.peak_gbps);
 }
 template <class F>
-typename F::result_type inspect(F& f, SearchStatus& x) {
-  return f(caf::meta::type_name("SearchStatus"), x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node,
-           x.best_fitness, x.rate, x.finished, x.stop_reason, x.save_error, x.paused);
+typename F::result_type inspect(F& f, SearchStatus& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("SearchStatus"), m...); });
 }
 
 }  // namespace kevolve
@@ -143,7 +140,6 @@ CAF_ADD_ATOM(kevolve, kevolve::atoms, commit_atom, "commit")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, state_atom, "state")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, scored_atom, "scored")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, status_atom, "status")
-CAF_ADD_ATOM(kevolve, kevolve::atoms, run_atom, "run")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, ckpt_atom, "ckpt")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, flush_atom, "flush")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, tick_atom, "tick")

@@ -1,4 +1,4 @@
-// Protocol between the trusted CPU evaluator and its sandboxed runner (framed, runtime/wire.hpp).
+// Protocol between the trusted CPU evaluator and its sandboxed runner (framed, runtime/core/wire.hpp).
 //
 //   evaluator                                  runner (no libtorch; candidate loaded RTLD_LOCAL)
 //   fork+exec with fds: 3 arena memfd, 4 commands, 5 replies, 2 stderr pipe

@@ -1,5 +1,5 @@
 // Protocol between the trusted CUDA evaluator (kevolve-cuda-eval) and its runner (kevolve-cuda-runner,
-// no libtorch), framed over pipes (runtime/wire.hpp):
+// no libtorch), framed over pipes (runtime/core/wire.hpp):
 //
 //   evaluator                                   runner
 //   fork+exec with fds: 3 commands, 4 replies, 2 stderr pipe

@@ -63,7 +63,7 @@ def _kv_describe(t):
     return d
 
 
-# ---- launch lines: `// @kevolve <key> <expr>`, evaluated as kevolve's evaluator does (runtime/expr.cpp) ----
+# ---- launch lines: `// @kevolve <key> <expr>`, evaluated as kevolve's evaluator does (runtime/core/expr.cpp) ----
 
 _KV_LAUNCH_KEYS = ("kernel", "grid", "grid_y", "grid_z", "block", "block_y", "block_z", "smem")
 

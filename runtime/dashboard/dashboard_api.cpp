@@ -1,8 +1,8 @@
-#include "actors/dashboard/dashboard_api.hpp"
+#include "runtime/dashboard/dashboard_api.hpp"
 
 #include <optional>
 
-#include "actors/dashboard/dashboard_page.hpp"
+#include "runtime/dashboard/dashboard_page.hpp"
 #include "runtime/core/json.hpp"
 
 namespace kevolve::dashboard {

@@ -1,9 +1,9 @@
 // The dashboard's requests and answers, without the network: the server (dashboard_server.cpp) parses
 // HTTP into a Request and writes the Response; everything here is plain C++ and testable alone.
 //
-// Every answer about the engine comes from the console (actors/cluster/console_service) through `Console`,
+// Every answer about the engine comes from the console (runtime/views/console_service) through `Console`,
 // the same commands `kevolve-console` sends:
-//   GET  /                           the page (actors/dashboard/dashboard_page)
+//   GET  /                           the page (runtime/dashboard/dashboard_page)
 //   GET  /api/searches               searches --json
 //   GET  /api/search/ID              tree ID --json   (summary, nodes, best-so-far curve, failure mix)
 //   GET  /api/search/ID/node/N       node ID N --json (source and its parent's, verdict, timings, diagnosis)
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/dashboard/dashboard_auth.hpp"
+#include "runtime/dashboard/dashboard_auth.hpp"
 #include "runtime/core/expected.hpp"
 
 namespace kevolve::dashboard {

@@ -1,4 +1,4 @@
-#include "actors/dashboard/dashboard_auth.hpp"
+#include "runtime/dashboard/dashboard_auth.hpp"
 
 #include <openssl/crypto.h>
 

@@ -1,4 +1,4 @@
-#include "actors/dashboard/dashboard_page.hpp"
+#include "runtime/dashboard/dashboard_page.hpp"
 
 namespace kevolve::dashboard {
 namespace {

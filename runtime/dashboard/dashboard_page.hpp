@@ -13,7 +13,7 @@ namespace kevolve::dashboard {
 const std::string& dashboard_page();
 
 // report.html: `summary` as text above the view; `data` = {"search": <tree JSON>, "nodes": {"ID": <node JSON>},
-// "top": [...]} (actors/cluster/search_view.hpp).
+// "top": [...]} (runtime/views/search_view.hpp).
 std::string report_page(const std::string& title, const std::string& summary, const std::string& data);
 
 // The view's script and style (shared by both pages), the charting library the script draws with (Chart.js,

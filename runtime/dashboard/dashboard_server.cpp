@@ -1,4 +1,4 @@
-#include "actors/dashboard/dashboard_server.hpp"
+#include "runtime/dashboard/dashboard_server.hpp"
 
 #include <sys/socket.h>
 

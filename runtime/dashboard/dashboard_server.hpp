@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/dashboard/dashboard_api.hpp"
+#include "runtime/dashboard/dashboard_api.hpp"
 #include "runtime/core/expected.hpp"
 
 namespace kevolve::dashboard {

@@ -1,6 +1,6 @@
 // The search view shared by the live dashboard and report.html (see dashboard_page.hpp). Data is only
 // ever inserted as text (textContent, SVG attributes), never as markup.
-#include "actors/dashboard/dashboard_page.hpp"
+#include "runtime/dashboard/dashboard_page.hpp"
 
 extern "C" const char kv_chart_js[];         // vendor_chart_js.S
 extern "C" const char kv_d3_hierarchy_js[];  // vendor_d3_hierarchy_js.S
@@ -78,7 +78,7 @@ var KV = (function () {
     return d;
   }
 
-  // Best-so-far over evaluations, drawn by Chart.js (vendored: actors/dashboard/vendor/chart.js): both axes
+  // Best-so-far over evaluations, drawn by Chart.js (vendored: runtime/dashboard/vendor/chart.js): both axes
   // titled, the baselines dashed, a point per improvement (clicking one picks its node). One chart per view,
   // its data replaced on every update.
   function curve(search, onPick, state) {

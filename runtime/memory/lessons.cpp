@@ -122,4 +122,18 @@ Expected<Lessons> decode_lessons(const std::string& bytes) {
   } catch (const wire::DecodeError& e) { return R::failure(std::string("stored lessons are damaged: ") + e.what()); }
 }
 
+Lessons recall_lessons(Store& store, const std::string& key, std::string* note) {
+  Lessons empty;
+  empty.key = key;
+  auto bytes = store.artifact(lessons_search(key), 0, "lessons");
+  if (!bytes) return empty;
+  auto l = decode_lessons(*bytes);
+  if (!l) {
+    if (note) *note = l.error();
+    return empty;
+  }
+  l->key = key;
+  return *l;
+}
+
 }  // namespace kevolve

@@ -10,6 +10,7 @@
 
 #include "runtime/core/expected.hpp"
 #include "runtime/records/node.hpp"
+#include "storage/store.hpp"
 
 namespace kevolve {
 
@@ -40,6 +41,9 @@ struct Lessons {
 std::string lessons_key(const std::string& problem, const std::string& backend, const std::string& hardware);
 // Where lessons are stored: the artifact (lessons_search(key), node 0, "lessons").
 std::string lessons_search(const std::string& key);
+
+// The lessons stored for `key`, or empty lessons with that key (an unreadable record is reported in `note`).
+Lessons recall_lessons(Store& store, const std::string& key, std::string* note = nullptr);
 
 std::string encode_lessons(const Lessons& l);
 Expected<Lessons> decode_lessons(const std::string& bytes);

@@ -1,35 +1,6 @@
-#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/net/cluster_frames.hpp"
 
 #include "runtime/records/field_codec.hpp"
-
-namespace kevolve {
-
-// Field lists of the records only a cluster link carries (the others are in runtime/records/fields.hpp).
-// Keep them in step with their `inspect` in actors/protocol/type_ids.hpp.
-template <RecordOf<Candidate> T, class F>
-decltype(auto) fields(T& x, F&& f) {
-  return f(x.language, x.source, x.entry, x.parameters, x.provenance);
-}
-template <RecordOf<BuildResult> T, class F>
-decltype(auto) fields(T& x, F&& f) {
-  return f(x.ok, x.artifact, x.log, x.seconds, x.sandbox);
-}
-template <RecordOf<BuildOutcome> T, class F>
-decltype(auto) fields(T& x, F&& f) {
-  return f(x.decided, x.verdict, x.build, x.dir, x.entry);
-}
-template <RecordOf<EvalJob> T, class F>
-decltype(auto) fields(T& x, F&& f) {
-  return f(x.search, x.node, x.backend, x.problem, x.params, x.build, x.options, x.files, x.target, x.candidate,
-           x.device_class);
-}
-template <RecordOf<DeviceInfo> T, class F>
-decltype(auto) fields(T& x, F&& f) {
-  return f(x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint, x.device_class, x.memory_bytes,
-           x.copy_gbps);
-}
-
-}  // namespace kevolve
 
 namespace kevolve::cluster {
 namespace {

@@ -17,7 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/protocol/messages.hpp"
+#include "runtime/records/device_info.hpp"
+#include "runtime/records/eval_job.hpp"
 #include "runtime/core/expected.hpp"
 
 namespace kevolve::cluster {

@@ -7,7 +7,10 @@
 #include <concepts>
 #include <type_traits>
 
+#include "runtime/records/device_info.hpp"
+#include "runtime/records/eval_job.hpp"
 #include "runtime/records/eval_request.hpp"
+#include "runtime/records/search_status.hpp"
 #include "runtime/records/evaluation.hpp"
 #include "runtime/records/node.hpp"
 
@@ -53,6 +56,39 @@ decltype(auto) fields(T& x, F&& f) {
            x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log, x.runner_log, x.peak_gbps,
            x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class, x.sandbox, x.detectors, x.sms,
            x.l2_bytes);
+}
+
+template <RecordOf<Candidate> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.language, x.source, x.entry, x.parameters, x.provenance);
+}
+
+template <RecordOf<BuildResult> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.ok, x.artifact, x.log, x.seconds, x.sandbox);
+}
+
+template <RecordOf<BuildOutcome> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.decided, x.verdict, x.build, x.dir, x.entry);
+}
+
+template <RecordOf<EvalJob> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.search, x.node, x.backend, x.problem, x.params, x.build, x.options, x.files, x.target, x.candidate,
+           x.device_class);
+}
+
+template <RecordOf<DeviceInfo> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.host, x.pid, x.index, x.backend, x.name, x.arch, x.fingerprint, x.device_class, x.memory_bytes,
+           x.copy_gbps);
+}
+
+template <RecordOf<SearchStatus> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node, x.best_fitness, x.rate, x.finished,
+           x.stop_reason, x.save_error, x.paused);
 }
 
 }  // namespace kevolve

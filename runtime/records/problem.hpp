@@ -1,5 +1,5 @@
 // ProblemSpec: what a problem is — inputs and how to generate them, outputs, tolerances, shapes, roofline.
-// Loaded from problems/<suite>/<name>/problem.toml by runtime/problem_loader.hpp.
+// Loaded from problems/<suite>/<name>/problem.toml by runtime/config/problem_loader.hpp.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -1,4 +1,4 @@
-// Encodes the plain records for the worker protocol (runtime/wire.hpp) and decodes them.
+// Encodes the plain records for the worker protocol (runtime/core/wire.hpp) and decodes them.
 #pragma once
 #include "runtime/records/eval_request.hpp"
 #include "runtime/core/wire.hpp"

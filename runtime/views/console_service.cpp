@@ -1,4 +1,4 @@
-#include "actors/cluster/console_service.hpp"
+#include "runtime/views/console_service.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "actors/cluster/search_view.hpp"
+#include "runtime/views/search_view.hpp"
 #include "runtime/core/json.hpp"
 #include "runtime/search/device_classes.hpp"
 

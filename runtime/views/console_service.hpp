@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "storage/store.hpp"
-#include "actors/protocol/messages.hpp"
+#include "runtime/records/device_info.hpp"
+#include "runtime/records/search_status.hpp"
 
 namespace kevolve::cluster {
 

@@ -1,4 +1,4 @@
-#include "actors/cluster/search_view.hpp"
+#include "runtime/views/search_view.hpp"
 
 #include <algorithm>
 #include <map>

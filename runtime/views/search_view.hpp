@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/protocol/messages.hpp"
+#include "runtime/records/device_info.hpp"
+#include "runtime/records/search_status.hpp"
 #include "runtime/search/search_digest.hpp"
 #include "storage/store.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/net/cluster_frames.hpp"
 
 namespace kevolve::console {
 

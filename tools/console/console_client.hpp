@@ -1,6 +1,6 @@
 // The console's connection to a node: one cluster link in the console role (runtime/net/cluster_link.hpp;
 // both sides prove the console key), over which each command goes as an `ask` frame and comes back as its
-// `answer` (actors/cluster/cluster_frames.hpp). No actor system: the console is a plain client.
+// `answer` (runtime/net/cluster_frames.hpp). No actor system: the console is a plain client.
 #pragma once
 #include <condition_variable>
 #include <functional>

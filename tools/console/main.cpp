@@ -11,7 +11,7 @@
 #include <memory>
 #include <sstream>
 
-#include "actors/cluster/console_service.hpp"
+#include "runtime/views/console_service.hpp"
 #include "runtime/core/host_port.hpp"
 #include "runtime/net/peer_proof.hpp"
 #include "tools/console/console_client.hpp"

@@ -1,5 +1,5 @@
 // kevolve-cpu-eval: the trusted CPU evaluator worker (the only process that links libtorch).
-// Reads EvalRequest frames on stdin, answers EvalResult frames on stdout (runtime/wire.hpp), until EOF.
+// Reads EvalRequest frames on stdin, answers EvalResult frames on stdout (runtime/core/wire.hpp), until EOF.
 // Started by `kevolve eval` (and by device actors); each candidate runs in its own kevolve-cpu-runner.
 #include "backends/cpu/evaluator/evaluate.hpp"
 #include "backends/harness/worker_loop.hpp"

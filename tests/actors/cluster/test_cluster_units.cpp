@@ -7,10 +7,10 @@
 #include <set>
 #include <unistd.h>
 
-#include "actors/cluster/console_service.hpp"
-#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/views/console_service.hpp"
+#include "runtime/net/cluster_frames.hpp"
 #include "runtime/net/peer_proof.hpp"
-#include "actors/cluster/search_view.hpp"
+#include "runtime/views/search_view.hpp"
 #include "runtime/core/host_port.hpp"
 #include "tests/test_support/raw_store.hpp"
 

@@ -21,7 +21,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "actors/cluster/cluster_frames.hpp"
+#include "runtime/net/cluster_frames.hpp"
 #include "actors/protocol/type_ids.hpp"
 #include "runtime/net/cluster_link.hpp"
 #include "runtime/net/peer_proof.hpp"

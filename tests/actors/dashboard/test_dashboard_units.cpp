@@ -2,9 +2,9 @@
 // asks, the event format, and the report page's escaping.
 #include <catch2/catch.hpp>
 
-#include "actors/dashboard/dashboard_api.hpp"
-#include "actors/dashboard/dashboard_auth.hpp"
-#include "actors/dashboard/dashboard_page.hpp"
+#include "runtime/dashboard/dashboard_api.hpp"
+#include "runtime/dashboard/dashboard_auth.hpp"
+#include "runtime/dashboard/dashboard_page.hpp"
 
 using namespace kevolve;
 using namespace kevolve::dashboard;

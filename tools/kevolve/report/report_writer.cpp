@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "actors/cluster/search_view.hpp"
-#include "actors/dashboard/dashboard_page.hpp"
+#include "runtime/views/search_view.hpp"
+#include "runtime/dashboard/dashboard_page.hpp"
 #include "backends/backend.hpp"
 #include "backends/cuda/profile/nsight.hpp"
 #include "backends/worker_client.hpp"
@@ -42,7 +42,7 @@ struct StoredSearch {
   SearchDigest digest;
 };
 
-// The data of report.html's search view: the same JSON the dashboard's API gives (actors/cluster/search_view),
+// The data of report.html's search view: the same JSON the dashboard's API gives (runtime/views/search_view),
 // with `best` (the node the text names) as the ringed best, the details of the notable nodes, and the top ten.
 std::string view_data(const StoredSearch& s, uint64_t best) {
   const auto lookup = cluster::store_lookup(*s.store, s.record.id);
