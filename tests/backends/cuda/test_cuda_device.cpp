@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -110,6 +112,51 @@ TEST_CASE("host code cannot reach the evaluator: the runner has a uid of its own
   } else {
     CHECK(r.sandbox.find("same uid") != std::string::npos);  // says it keeps the evaluator's uid
   }
+}
+
+// The processes nvidia-smi lists on the GPU, with the device memory each holds (MiB).
+static std::map<long, long> gpu_processes() {
+  std::map<long, long> out;
+  FILE* p = popen("nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null", "r");
+  if (!p) return out;
+  char line[256];
+  while (fgets(line, sizeof line, p)) {
+    long pid = 0, mib = 0;
+    if (std::sscanf(line, "%ld, %ld", &pid, &mib) == 2) out[pid] = mib;
+  }
+  pclose(p);
+  return out;
+}
+
+TEST_CASE("a host thread a candidate starts ends with its evaluation together with its kernels and device memory",
+          "[cuda][gpu]") {
+  if (skip_without_gpu("host threads of a CUDA candidate")) return;
+  const char* file = "tests/backends/cuda/cheaters/host_thread_spinner.cu";
+  // Its thread and stream are named by token pasting: the scan of the preprocessed source still sees them.
+  const EvalResult scanned = cuda_eval_file(kGelu, file);
+  INFO(status_name(scanned.status) << " [" << scanned.reason << "] " << scanned.message);
+  CHECK(scanned.status == EvalStatus::rejected);
+  CHECK(scanned.reason == "isolation");
+  // With the scan off it runs: whatever its verdict, once the evaluation has returned its runner process (and
+  // so its thread) is gone and the GPU no longer lists it or its 512 MiB.
+  EvalOptions off = test::quick_options();
+  off.detectors.set(Detector::isolation, false);
+  const EvalResult r = cuda_eval_file(kGelu, file, off);
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox
+                             << "\nlog: " << r.runner_log);
+  const size_t at = r.runner_log.find("host_thread_spinner pid ");
+  REQUIRE(at != std::string::npos);
+  const long pid = std::stol(r.runner_log.substr(at + 24));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !std::filesystem::exists("/proc/" + std::to_string(pid)) && !gpu_processes().count(pid);
+    if (!gone) usleep(100000);
+  }
+  CHECK(gone);
+  WARN("after the evaluation of the host-thread spinner (runner pid " << pid << "): " << gpu_processes().size()
+                                                                       << " process(es) on the GPU");
+  // The next candidate runs as usual.
+  CHECK(cuda_eval_file(kGelu, "tests/backends/cuda/honest/gelu_kernel_only.cu").status == EvalStatus::ok);
 }
 
 TEST_CASE("host code that opens a socket is killed by the runner's seccomp allow-list", "[cuda][gpu]") {
