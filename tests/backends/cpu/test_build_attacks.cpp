@@ -215,3 +215,21 @@ TEST_CASE("HIP: a device clock assembled by the preprocessor is found, the hones
   }
   CHECK(templates > 0);
 }
+
+TEST_CASE("words split by a line splice or pasted by a macro are found in g++'s expanded text", "[build][attack]") {
+  EvalOptions o;
+  for (const char* src : {"#include \"kevolve_kernel.h\"\nint k() { as\\\nm(\"nop\"); return 0; }\n",
+                          "#include <cstdlib>\n#define CAT(a, b) a##b\nint k() { return CAT(sys, tem)(\"id\"); }\n"}) {
+    INFO(src);
+    Candidate c;
+    c.source = src;
+    CHECK_FALSE(harness::scan_source(c.source));  // the raw text hides the word
+    BuiltCandidate b = build_candidate("cpu", c, o);
+    remove_build_dir(b.dir);
+    REQUIRE(b.verdict);
+    INFO(b.verdict->message);
+    CHECK(b.verdict->status == EvalStatus::rejected);
+    CHECK(b.verdict->message.find("after macro expansion") != std::string::npos);
+    CHECK(b.verdict->sandbox.find("build sandbox: ") != std::string::npos);
+  }
+}
