@@ -24,7 +24,7 @@ target_link_libraries(kevolve_harness PUBLIC kevolve_records)
 add_library(kevolve_reference STATIC ${KV_ROOT}/backends/reference/generators.cpp ${KV_ROOT}/backends/reference/references.cpp)
 target_link_libraries(kevolve_reference PUBLIC kevolve_records kv_torch)
 add_library(kevolve_identity STATIC ${KV_ROOT}/backends/process/identity.cpp ${KV_ROOT}/backends/process/syscall_filter.cpp
-  ${KV_ROOT}/backends/process/memory_cgroup.cpp)
+  ${KV_ROOT}/backends/process/memory_cgroup.cpp ${KV_ROOT}/backends/process/eval_cgroup.cpp)
 target_include_directories(kevolve_identity PUBLIC ${KV_ROOT})
 add_library(kevolve_runner_process STATIC ${KV_ROOT}/backends/process/runner_process.cpp)
 target_link_libraries(kevolve_runner_process PUBLIC kevolve_records kevolve_identity)

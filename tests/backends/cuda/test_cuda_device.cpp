@@ -65,18 +65,28 @@ TEST_CASE("a kernel that never finishes times out and its runner is killed", "[c
   CHECK(next.status == EvalStatus::ok);
 }
 
-TEST_CASE("work hidden on a second stream is rejected by escaped_work", "[cuda][gpu]") {
+TEST_CASE("work hidden on a second stream is refused by the scan after macro expansion, and by escaped_work",
+          "[cuda][gpu]") {
   if (skip_without_gpu("second-stream cheater")) return;
   const EvalResult honest = cuda_eval_file(kGelu, "tests/backends/cuda/honest/gelu_kernel_only.cu");
   REQUIRE(honest.status == EvalStatus::ok);
-  const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/second_stream.cu");
+  // Its stream's name is pasted together by the preprocessor: the scan of the preprocessed source sees it.
+  const EvalResult scanned = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/second_stream.cu");
+  INFO(scanned.message);
+  CHECK(scanned.status == EvalStatus::rejected);
+  CHECK(scanned.reason == "isolation");
+  CHECK(scanned.message.find("after macro expansion") != std::string::npos);
+  // The scan is advice: with it off, the evaluator's own check catches the hidden work.
+  EvalOptions no_scan = test::quick_options();
+  no_scan.detectors.set(Detector::isolation, false);
+  const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/second_stream.cu", no_scan);
   INFO(r.message);
   CHECK(r.status == EvalStatus::rejected);
   CHECK(r.reason == "escaped_work");
-  // With escaped_work off (and poison and timed_outputs, which a late writer can also trip) the cheater
+  // With escaped_work off too (and poison and timed_outputs, which a late writer can also trip) the cheater
   // scores ok: every batch ends with a device synchronisation, so its verification reads the finished
   // outputs, and the events measure only its launch. The detector is what catches it.
-  EvalOptions off = test::quick_options();
+  EvalOptions off = no_scan;
   off.detectors.set(Detector::escaped_work, false);
   off.detectors.set(Detector::poison, false);
   off.detectors.set(Detector::timed_outputs, false);
@@ -161,7 +171,14 @@ TEST_CASE("a host thread a candidate starts ends with its evaluation together wi
 
 TEST_CASE("host code that opens a socket is killed by the runner's seccomp allow-list", "[cuda][gpu]") {
   if (skip_without_gpu("seccomp of the CUDA runner")) return;
-  const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/opens_socket.cu");
+  // The scan of the preprocessed source refuses the pasted syscall; with the scan off the runner's allow-list
+  // is what stops it (the wall, not the advice).
+  const EvalResult scanned = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/opens_socket.cu");
+  CHECK(scanned.status == EvalStatus::rejected);
+  CHECK(scanned.reason == "isolation");
+  EvalOptions no_scan = test::quick_options();
+  no_scan.detectors.set(Detector::isolation, false);
+  const EvalResult r = cuda_eval_file(kGelu, "tests/backends/cuda/cheaters/opens_socket.cu", no_scan);
   INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\nsandbox: " << r.sandbox
                              << "\nlog: " << r.runner_log);
   if (r.sandbox.find("seccomp allow-list") == std::string::npos) {
