@@ -86,6 +86,11 @@ void on_register(Bridge self, const std::string& payload) {
   if (f->info.host != st.link->host())
     return refuse_link(self, "a device of host '" + net::escaped(f->info.host) + "' on a connection that proved host '" +
                                  st.link->host() + "'");
+  // What the evaluator says about its device reaches the node's log, the console, the dashboard and every
+  // verdict's profile line: printable and bounded.
+  for (std::string* text : {&f->info.backend, &f->info.name, &f->info.arch, &f->info.fingerprint,
+                            &f->info.device_class})
+    *text = net::escaped(*text, 200);
   const uint32_t index = f->index;
   auto dev = self->spawn<caf::linked>(remote_device, st.link, index);
   st.devices[index] = dev;

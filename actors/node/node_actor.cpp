@@ -16,8 +16,13 @@ struct NodeActorState {
   search_actor search;
   build_actor builds;
   device_actor devices;
+  int busy_retakes = 0;  // evaluations taken again because the machine was too busy to time them
   static inline const char* name = "node";
 };
+
+// A verdict of `harness_error [busy]` says nothing about the candidate (other work on the machine made its
+// timing worthless): the node has it evaluated again, this many times at most, before it reports it.
+constexpr int kBusyRetakes = 2;
 
 using Self = node_actor::stateful_pointer<NodeActorState>;
 
@@ -68,9 +73,17 @@ void evaluate(Self self, BuildOutcome built) {
               t.device_class};
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
-          [self, dir = built.dir](EvalResult r) {
-            remove_build_dir(dir);
+          [self, built](EvalResult r) {
+            if (r.status == EvalStatus::harness_error && r.reason == "busy" &&
+                self->state.busy_retakes < kBusyRetakes) {
+              ++self->state.busy_retakes;
+              return evaluate(self, built);
+            }
+            remove_build_dir(built.dir);
             self->state.task.node.state = NodeState::evaluated;
+            if (self->state.busy_retakes > 0)
+              r.profile = "evaluated again " + std::to_string(self->state.busy_retakes) +
+                          " time(s): the machine was too busy to time it\n" + r.profile;
             report(self, std::move(r));
           },
           [self, dir = built.dir](caf::error& e) {

@@ -287,7 +287,10 @@ TEST_CASE("on a KernelBench-format problem the LLM writes ModelNew files, evalua
   REQUIRE(store);
   const auto nodes = (*store)->nodes("kb-llm");
   REQUIRE(nodes.size() == 2);
-  for (auto& n : nodes) CHECK(n.correct());
+  for (auto& n : nodes) {
+    INFO("node " << n.id << ": " << status_name(n.status) << " [" << n.reason << "] " << n.message);
+    CHECK(n.correct());
+  }
   auto prompt = (*store)->artifact("kb-llm", 1, "prompt");
   REQUIRE(prompt);
   CHECK(prompt->find("class ModelNew(nn.Module)") != std::string::npos);  // the system prompt: what to write
