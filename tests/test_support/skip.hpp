@@ -10,4 +10,14 @@ namespace kevolve::test {
 
 inline void say_skipped(const std::string& why) { std::cout << "KEVOLVE-SKIPPED: " << why << std::endl; }
 
+// A Python runner without a cgroup of its own refuses every new process (its sandbox line says "no cgroup"),
+// so a ModelNew that builds its kernel with a compiler (load_inline) is rejected [isolation] there by design.
+// True (and the test is reported skipped) when `sandbox` and the verdict say that happened.
+inline bool skipped_without_cgroup(const std::string& status, const std::string& reason, const std::string& sandbox) {
+  if (status != "rejected" || reason != "isolation" || sandbox.find("no cgroup") == std::string::npos) return false;
+  say_skipped("no cgroup can be made here, so the Python runner refuses new processes and a ModelNew that "
+              "compiles its kernel cannot run: " + sandbox);
+  return true;
+}
+
 }  // namespace kevolve::test

@@ -119,8 +119,14 @@ TEST_CASE("a candidate that includes /dev/stdin reads nothing of the evaluator's
   const auto r = kevolve_eval("#include \"/dev/stdin\"\n", "", "int " + mark + " = 1;\nint x = " + mark + ";\n");
   INFO(r.out);
   CHECK(r.code == 0);
-  CHECK(r.out.find("\"status\":\"compile_error\"") != std::string::npos);
-  CHECK(r.out.find(mark) == std::string::npos);
+  CHECK(r.out.find(mark) == std::string::npos);  // what the evaluator was given on its stdin never gets in
+  if (r.out.find("NO private filesystem") != std::string::npos) {
+    // No private filesystem here (a chroot, say): /dev/stdin exists for the compiler but is /dev/null, so the
+    // candidate compiles to nothing and cannot load; it never scores.
+    CHECK(r.out.find("\"status\":\"ok\"") == std::string::npos);
+  } else {
+    CHECK(r.out.find("\"status\":\"compile_error\"") != std::string::npos);  // no /dev/stdin in the build's root
+  }
 }
 
 TEST_CASE("a candidate that includes an endless device ends as compile_error within the build's memory limit",

@@ -85,6 +85,7 @@ TEST_CASE(
     CHECK(kernel.candidate.provenance.find(std::string("templates/cpu/") + c.family) != std::string::npos);
     const EvalResult r = backend.evaluate_source(spec, kernel.candidate, quick());
     INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
+    if (test::skipped_without_cgroup(status_name(r.status), r.reason, r.sandbox)) return;
     CHECK(r.status == EvalStatus::ok);
     CHECK(r.trials == 5);
     CHECK(r.kind == "kernel");  // counted as a generated kernel, not a framework rewrite
@@ -226,6 +227,7 @@ TEST_CASE(
     INFO(o->candidate.provenance);
     const EvalResult r = backend.evaluate_source(spec, o->candidate, quick());
     INFO(status_name(r.status) << " [" << r.reason << "] " << r.message << "\n" << r.runner_log);
+    if (test::skipped_without_cgroup(status_name(r.status), r.reason, r.sandbox)) return;
     CHECK(r.status == EvalStatus::ok);
     CHECK(r.trials == 5);
     CHECK(r.kind == "kernel");
@@ -245,6 +247,7 @@ TEST_CASE("a wrongly matched family gives kernels that fail verification", "[pyt
   static python::PythonBackend backend("cpu");
   const EvalResult r = backend.evaluate_source(spec, kernel.candidate, quick());
   INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  if (test::skipped_without_cgroup(status_name(r.status), r.reason, r.sandbox)) return;
   CHECK(r.status == EvalStatus::incorrect);
   CHECK(r.reason == "mismatch");
 }
