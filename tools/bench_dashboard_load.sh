@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine's candidates/s at 10,000 in flight (`kevolve bench engine`, null backend, 100,000 candidates) with
 # the dashboard served, alternately with no client and with 5 clients on it, ROUNDS times each:
-#   events: 5 clients each hold /api/events open (a `searches --json` every 2 s: an open searches page)
+#   events: 5 clients each on /api/events (one `searches --json` event per request, every 2 s: an open searches page)
 #   search: 5 clients each fetch /api/search/bench (`tree --json`, every node) every 2 s (an open search page)
 # Usage: tools/bench_dashboard_load.sh [KEVOLVE_BINARY] [ROUNDS] [MODES...]   (default: build/bin/kevolve 3 events search)
 set -euo pipefail
@@ -27,7 +27,9 @@ one() {  # one measurement: $1 = none | events | search; prints "MODE candidates
   if [ -n "$port" ] && [ "$mode" != none ]; then
     for i in 1 2 3 4 5; do
       if [ "$mode" = events ]; then
-        curl -s -N -H "$auth" "http://127.0.0.1:$port/api/events" > "$work/client$i" 2>/dev/null &
+        # as EventSource does: one event per request, the next request after the server's `retry` (2 s)
+        ( while :; do curl -s -N -H "$auth" "http://127.0.0.1:$port/api/events" >> "$work/client$i" 2>/dev/null \
+            || true; sleep 2; done ) &
       else
         ( while :; do curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" "http://127.0.0.1:$port/api/search/bench" \
             >> "$work/client$i" 2>/dev/null || true; sleep 2; done ) &

@@ -9,7 +9,7 @@
 //   GET  /api/search/ID/node/N       node ID N --json (source and its parent's, verdict, timings, diagnosis)
 //   GET  /api/devices                devices --json
 //   GET  /api/stats                  stats --json
-//   GET  /api/events                 Server-Sent Events: `searches --json` every few seconds (the server)
+//   GET  /api/events                 Server-Sent Events: one `searches --json` event and `retry`, then the end
 //   POST /api/search/ID/pause|resume|cancel   pause|resume|cancel ID
 // Without the token (dashboard_auth.hpp) the answer is 401 with an empty body, whatever the path.
 #pragma once

@@ -250,23 +250,20 @@ class Impl : public Server {
     }
   }
 
-  // The event stream: one event at once, then one every event_period_s until the client goes or we stop.
+  // The event stream: one event, then the connection ends; the browser's EventSource reconnects after the
+  // `retry` delay (event_period_s). A stream held open would keep one of the browser's six connections per
+  // host for as long as the page lives: from the sixth open tab on, every request of a page would queue.
   template <class Stream>
   void events(Stream& s, Conn& c) {
-    const std::string head =
+    const auto retry_ms = static_cast<long long>(o_.event_period_s * 1000);
+    const std::string e = next_event(console_, ++event_id_);
+    const std::string reply =
         "HTTP/1.1 200 OK\r\nServer: kevolve\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-        "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n";
+        "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nretry: " +
+        std::to_string(retry_ms) + "\n" + e;
     beast::error_code ec;
     c.expire_in(o_.timeout_s);
-    asio::write(s, asio::buffer(head), ec);
-    for (uint64_t id = 1; !ec && !stopping_; ++id) {
-      c.no_deadline();
-      const std::string e = next_event(console_, id);
-      c.expire_in(o_.timeout_s);
-      asio::write(s, asio::buffer(e), ec);
-      std::unique_lock<std::mutex> lk(stop_m_);
-      stop_cv_.wait_for(lk, std::chrono::duration<double>(o_.event_period_s), [this] { return stopping_.load(); });
-    }
+    asio::write(s, asio::buffer(reply), ec);
   }
 
   ServerOptions o_;
@@ -278,6 +275,7 @@ class Impl : public Server {
   bool tls_ = false;
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> event_id_{0};
   std::mutex stop_m_;
   std::condition_variable stop_cv_;
   std::mutex conns_m_;

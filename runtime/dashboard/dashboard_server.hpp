@@ -19,7 +19,7 @@ struct ServerOptions {
   std::string token;              // what a request must show (dashboard_auth.hpp)
   std::string tls_cert, tls_key;  // both: HTTPS
   double timeout_s = 20;
-  double event_period_s = 2;  // between two events of a stream
+  double event_period_s = 2;  // the `retry` delay of the event stream: one event per request, this apart
   int max_connections = 32;
   size_t max_header = 8 * 1024, max_body = 16 * 1024;
 };

@@ -125,18 +125,30 @@
     else if (current.kind === 'search') searchPage(current.id, 0);
     else devicesView();
   }
+  // An event or a poll: the view the address names is drawn (the first answer may come from either).
   function onSearches(list) {
     searches = list;
+    if (!current) return route();
     if (Date.now() - lastRefresh > 1500) refresh();
   }
   window.addEventListener('hashchange', route);
-  get('/api/searches').then(function (l) { searches = l; route(); }, function (e) { main.textContent = String(e); });
-  // A browser under automation (navigator.webdriver: the headless browser test) polls instead: the event
-  // stream never ends, and a headless browser's virtual time waits for every pending request.
+  get('/api/searches').then(function (l) { searches = l; if (!current) route(); },
+                            function (e) { main.textContent = String(e); });
+  // A browser under automation (navigator.webdriver) polls instead: a headless browser's virtual time waits
+  // for every pending request. Every other browser uses the event stream, whose connection ends after each
+  // event (the server's `retry` brings the next one), so no open tab holds a connection.
   if (window.EventSource && !navigator.webdriver) {
-    var es = new EventSource('/api/events');
-    es.addEventListener('searches', function (e) { live.textContent = 'live'; onSearches(JSON.parse(e.data)); });
-    es.onerror = function () { live.textContent = 'reconnecting'; };
+    var es = new EventSource('/api/events'), lastEvent = Date.now();
+    es.addEventListener('searches', function (e) {
+      lastEvent = Date.now();
+      live.textContent = 'live';
+      onSearches(JSON.parse(e.data));
+    });
+    es.addEventListener('error', function (e) {  // an `event: error` from the server carries its reason
+      if (e.data) { lastEvent = Date.now(); live.textContent = 'error: ' + e.data; }
+    });
+    // Each event's connection closes by design: "reconnecting" is said only when no event came for 6 s.
+    setInterval(function () { if (Date.now() - lastEvent > 6000) live.textContent = 'reconnecting'; }, 1000);
   } else {
     setInterval(function () { get('/api/searches').then(onSearches); }, 3000);
   }

@@ -104,4 +104,40 @@ inline int64_t field(const std::string& json, const std::string& key) {
   return std::stoll(m[1]);
 }
 
+// A `kevolve node` (null backend) serving its dashboard, and an evaluator joined to it.
+struct BusyNode {
+  pid_t node = -1, evaluator = -1;
+  uint16_t dashboard = 0, door = 0;
+};
+
+// Starts a node in `dir` running search `id` (gelu, null operator, `max_in_flight`), with its dashboard and
+// its cluster door on loopback, then `kevolve evaluator --backend null --devices 2` joined to it with
+// `delay_ms` per evaluation. `ok` is false when either port never showed in the node's log.
+inline BusyNode start_node_with_evaluator(const std::string& dir, const std::string& id, int max_in_flight,
+                                          int delay_ms, bool& ok) {
+  BusyNode b;
+  const std::string cfg = dir + "/node.toml", log = dir + "/node.log";
+  std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\nid = \"" << id
+                     << "\"\nbackend = \"null\"\noperator = \"null\"\nmax_in_flight = " << max_in_flight
+                     << "\nbuild_workers = 1\n\n[budget]\nevaluations = 100000000\n\n[store]\npath = \"" << dir
+                     << "/store\"\ncheckpoint_seconds = 0\n\n[cluster]\nlisten = \"127.0.0.1:0\"\n"
+                     << "heartbeat = 0.5\n\n[dashboard]\nlisten = \"127.0.0.1:0\"\n";
+  b.node = spawn({bin("kevolve"), "node", "--config", cfg, "--out", dir + "/out"}, log);
+  ok = wait_for([&] { return (b.dashboard = dashboard_port(log)) != 0; }, 60) &&
+       wait_for(
+           [&] {
+             std::smatch m;
+             const std::string text = slurp(log);
+             if (!std::regex_search(text, m, std::regex("listening on 127.0.0.1:([0-9]+)"))) return false;
+             b.door = static_cast<uint16_t>(std::stoi(m[1]));
+             return true;
+           },
+           60);
+  if (!ok) return b;
+  b.evaluator = spawn({bin("kevolve"), "evaluator", "--join", "127.0.0.1:" + std::to_string(b.door), "--backend",
+                       "null", "--devices", "2", "--null-delay-ms", std::to_string(delay_ms), "--heartbeat", "0.5"},
+                      dir + "/evaluator.log");
+  return b;
+}
+
 }  // namespace kevolve::dashboard_test

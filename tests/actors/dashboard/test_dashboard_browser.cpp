@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cdp_client.hpp"
+#include "chromium.hpp"
 #include "dashboard_test_helpers.hpp"
 #include "tests/test_support/skip.hpp"
 
@@ -16,48 +17,6 @@ using namespace kevolve::dashboard_test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// $KEVOLVE_CHROMIUM, else `chromium` or `chromium-browser` on the PATH; "" when there is none.
-std::string find_chromium() {
-  if (const char* e = std::getenv("KEVOLVE_CHROMIUM"); e && *e) return access(e, X_OK) == 0 ? e : "";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string d; std::getline(dirs, d, ':');)
-    for (const char* name : {"chromium", "chromium-browser"}) {
-      const std::string p = d + "/" + name;
-      if (access(p.c_str(), X_OK) == 0) return p;
-    }
-  return "";
-}
-
-std::string artefact_dir() {
-  const fs::path dir = fs::path(KEVOLVE_BIN_DIR).parent_path() / "test-artifacts" / "dashboard-browser";
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-// Starts Chromium with `flags` (headless; --no-sandbox as root, which it refuses otherwise) on `url`, its
-// stdout and stderr into the files named.
-pid_t start_chromium(const std::string& chromium, const std::vector<std::string>& flags, const std::string& url,
-                     const std::string& out, const std::string& err) {
-  std::vector<std::string> args{
-      chromium,         "--headless",        "--disable-gpu",          "--disable-dev-shm-usage",
-      "--no-first-run", "--hide-scrollbars", "--window-size=1400,1000"};
-  if (geteuid() == 0) args.push_back("--no-sandbox");
-  args.insert(args.end(), flags.begin(), flags.end());
-  args.push_back(url);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    freopen(out.c_str(), "w", stdout);
-    freopen(err.c_str(), "w", stderr);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 struct Page {
   int rc = -1;
@@ -78,6 +37,7 @@ Page load(const std::string& chromium, const std::string& dir, const std::string
                                    url, out, err);
   Page p;
   p.rc = wait_exit(pid, 180);
+  kill(-pid, SIGKILL);  // whatever of its process group is left
   p.dom = slurp(out);
   p.log = slurp(err);
   std::cout << "chromium " << url.substr(0, url.find("token="))
@@ -106,56 +66,6 @@ std::string api_state(uint16_t port) {
   return std::regex_search(r.body, m, std::regex("\"state\":\"([a-z]+)\"")) ? std::string(m[1]) : "";
 }
 
-// An interactive headless Chromium on `url`, driven over the DevTools protocol (cdp_client.hpp). Its pid,
-// and a connection to its page; the caller kills the pid.
-struct Browser {
-  pid_t pid = -1;
-  Cdp page;
-};
-
-bool open_browser(const std::string& chromium, const std::string& dir, const std::string& url, Browser& b) {
-  const std::string err = dir + "/chromium-cdp.log";
-  b.pid = start_chromium(chromium, {"--user-data-dir=" + dir + "/chromium-cdp-profile", "--remote-debugging-port=0"},
-                         url, "/dev/null", err);
-  std::smatch m;
-  uint16_t port = 0;
-  if (!wait_for(
-          [&] {
-            const std::string log = slurp(err);
-            if (!std::regex_search(log, m, std::regex("DevTools listening on ws://127\\.0\\.0\\.1:([0-9]+)/")))
-              return false;
-            port = static_cast<uint16_t>(std::stoi(m[1]));
-            return true;
-          },
-          60))
-    return false;
-  std::string page;
-  if (!wait_for(
-          [&] {
-            auto list = http(port, "GET", "/json/list", {}, "", "} ]");  // it keeps the connection open
-            if (!std::regex_search(
-                    list.body, m,
-                    std::regex("\"webSocketDebuggerUrl\": *\"ws://127\\.0\\.0\\.1(:[0-9]+)?(/devtools/page/[^\"]+)\"")))
-              return false;
-            page = m[2];
-            return true;
-          },
-          30))
-    return false;
-  return b.page.connect_to(port, page);
-}
-
-// Scrolls the first element matching `selector` into view and clicks its centre as a user would (the
-// browser hit-tests the point). False when there is no such element.
-bool click_on(Cdp& page, const std::string& selector) {
-  const std::string at =
-      page.eval("(function(){var e=document.querySelector(" + Cdp::json_string(selector) +
-                ");if(!e)return '';e.scrollIntoView({block:'center'});var r=e.getBoundingClientRect();"
-                "return (r.left+r.width/2)+' '+(r.top+r.height/2);})()");
-  std::istringstream is(at);
-  double x = 0, y = 0;
-  return (is >> x >> y) && page.click(x, y);
-}
 }  // namespace
 
 TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and report.html", "[dashboard][browser]") {
@@ -242,8 +152,7 @@ TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and rep
   REQUIRE(wait_for([&] { return api_state(port) == "paused"; }, 30));
   CHECK(
       wait_for([&] { return user.page.eval("document.body.innerText").find("| paused |") != std::string::npos; }, 30));
-  kill(user.pid, SIGKILL);
-  wait_exit(user.pid, 30);
+  stop_chromium(user.pid);
   int64_t settled = -1;
   REQUIRE(wait_for(
       [&] {

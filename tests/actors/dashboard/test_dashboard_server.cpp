@@ -121,26 +121,11 @@ TEST_CASE("the dashboard refuses to start without a token or on an open address 
 
 TEST_CASE("kevolve node serves the dashboard from [dashboard] listen, with its devices", "[dashboard]") {
   TempDir t;
-  const std::string cfg = t.path + "/node.toml", log = t.path + "/node.log";
-  std::ofstream(cfg) << "[search]\nproblem = \"gelu\"\nid = \"node-dash\"\nbackend = \"null\"\noperator = \"null\"\n"
-                        "max_in_flight = 2\nbuild_workers = 1\n\n[budget]\nevaluations = 100000\n\n[store]\npath = \""
-                     << t.path << "/store\"\ncheckpoint_seconds = 0\n\n[cluster]\nlisten = \"127.0.0.1:0\"\n"
-                     << "heartbeat = 0.5\n\n[dashboard]\nlisten = \"127.0.0.1:0\"\n";
-  const pid_t node = spawn({bin("kevolve"), "node", "--config", cfg, "--out", t.path + "/out"}, log);
-  uint16_t port = 0, door = 0;
-  REQUIRE(wait_for([&] { return (port = dashboard_port(log)) != 0; }, 60));
-  std::smatch m;
-  REQUIRE(wait_for(
-      [&] {
-        const std::string text = slurp(log);
-        if (!std::regex_search(text, m, std::regex("listening on 127.0.0.1:([0-9]+)"))) return false;
-        door = static_cast<uint16_t>(std::stoi(m[1]));
-        return true;
-      },
-      60));
-  const pid_t ev = spawn({bin("kevolve"), "evaluator", "--join", "127.0.0.1:" + std::to_string(door), "--backend",
-                          "null", "--devices", "2", "--null-delay-ms", "20", "--heartbeat", "0.5"},
-                         t.path + "/evaluator.log");
+  bool started = false;
+  const BusyNode n = start_node_with_evaluator(t.path, "node-dash", 2, 20, started);
+  REQUIRE(started);
+  const uint16_t port = n.dashboard;
+  const pid_t node = n.node, ev = n.evaluator;
   CHECK(http(port, "GET", "/api/devices").status == 401);
   CHECK(wait_for([&] { return field(http(port, "GET", "/api/devices", {bearer()}).body, "index") >= 0; }, 60));
   CHECK(wait_for([&] { return evaluated(port) > 0; }, 60));
