@@ -35,6 +35,18 @@ inline const char* const kParamsIndexed = "kevolve:params-indexed";
 uint64_t read_confirmed(const std::string& store);
 void write_confirmed(const std::string& store, uint64_t sequence);
 void forget_confirmed(const std::string& store);  // after a repair: what is there now is the new truth
+// The same mark kept by a writer: the file stays open and each write overwrites the number in place.
+class ConfirmedMark {
+ public:
+  ConfirmedMark() = default;
+  ConfirmedMark(const ConfirmedMark&) = delete;
+  ConfirmedMark& operator=(const ConfirmedMark&) = delete;
+  ~ConfirmedMark();
+  void write(const std::string& store, uint64_t sequence);
+
+ private:
+  int fd_ = -1;
+};
 
 // The column families' ids (KEVOLVE-FAMILIES beside RocksDB's files, written when a store is first opened
 // for writing): what a write-ahead log read without the MANIFEST needs (storage/wal_salvage.hpp). Read as

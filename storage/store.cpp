@@ -1,10 +1,12 @@
 #include "storage/store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "runtime/records/field_codec.hpp"
 
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -162,13 +164,33 @@ class RocksStore : public Store {
 
   Status write(const StoreBatch& b) override {
     if (Status room = enough_room(); !room.ok()) return room;
-    rocksdb::WriteBatch wb;
-    for (auto& s : b.searches) wb.Put(cf(1), s.id, encode_search(s));
-    for (auto& e : b.nodes) {
-      wb.Put(cf(2), node_key(e.search, e.node.id), encode_node(e.node));
-      wb.Put(cf(0), node_key(e.search, params_hash(e.node.params)), rocksdb::Slice());
+    // The batch's entries go in by family and key: each memtable then takes its keys in order and finds the
+    // next one's place from the last (RocksDB's insert hint), instead of searching its skip list from the top
+    // for every key. A search record written by several commits of the batch goes in once, the latest (the
+    // batch is atomic: the earlier ones would never be seen).
+    struct Put {
+      size_t family;
+      std::string key, value;
+      const std::string* text;  // the value when it is an artifact's text (not copied)
+    };
+    std::vector<Put> puts;
+    puts.reserve(b.searches.size() + 2 * b.nodes.size() + b.artifacts.size());
+    for (size_t i = 0; i < b.searches.size(); ++i) {
+      bool later = false;
+      for (size_t j = i + 1; j < b.searches.size() && !later; ++j) later = b.searches[j].id == b.searches[i].id;
+      if (!later) puts.push_back({1, b.searches[i].id, encode_search(b.searches[i]), nullptr});
     }
-    for (auto& e : b.artifacts) wb.Put(cf(3), node_key(e.search, e.artifact.node) + e.artifact.kind, e.artifact.text);
+    for (auto& e : b.nodes) {
+      puts.push_back({2, node_key(e.search, e.node.id), encode_node(e.node), nullptr});
+      if (!e.params_stored) puts.push_back({0, node_key(e.search, params_hash(e.node.params)), {}, nullptr});
+    }
+    for (auto& e : b.artifacts)
+      puts.push_back({3, node_key(e.search, e.artifact.node) + e.artifact.kind, {}, &e.artifact.text});
+    std::stable_sort(puts.begin(), puts.end(), [](const Put& x, const Put& y) {
+      return x.family != y.family ? x.family < y.family : x.key < y.key;
+    });
+    rocksdb::WriteBatch wb;
+    for (auto& p : puts) wb.Put(cf(p.family), p.key, p.text ? rocksdb::Slice(*p.text) : rocksdb::Slice(p.value));
     rocksdb::WriteOptions wo;
     wo.sync = true;
     if (!failed_.ok()) return failed_;
@@ -188,7 +210,7 @@ class RocksStore : public Store {
                                         "); nothing more is written; " + free + need + ", then run the same command");
       return failed_;
     }
-    rocks::write_confirmed(path_, db_->GetLatestSequenceNumber());
+    confirmed_.write(path_, db_->GetLatestSequenceNumber());
     return Status::success();
   }
 
@@ -371,6 +393,7 @@ class RocksStore : public Store {
   std::string path_;
   bool read_only_ = false;
   Status failed_;  // the first failed write, after which none is tried
+  rocks::ConfirmedMark confirmed_;
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
@@ -502,6 +525,24 @@ void write_confirmed(const std::string& store, uint64_t sequence) {
   }
   std::error_code ec;
   std::filesystem::rename(tmp, confirmed_path(store), ec);
+}
+
+ConfirmedMark::~ConfirmedMark() {
+  if (fd_ >= 0) close(fd_);
+}
+
+// The number in place, at a fixed width (20 digits and a newline, what read_confirmed reads): one pwrite into
+// the open file per write, not a new file and a rename. A reader that catches it half-written sees a number
+// that is too large or too small; either way it opens again (Store::open) or reports what it read.
+void ConfirmedMark::write(const std::string& store, uint64_t sequence) {
+  if (fd_ < 0) fd_ = ::open(confirmed_path(store).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;  // no mark: a later check sees an older one, never a false alarm
+  char line[32];
+  const int n = std::snprintf(line, sizeof line, "%020llu\n", static_cast<unsigned long long>(sequence));
+  if (pwrite(fd_, line, static_cast<size_t>(n), 0) != n) {
+    close(fd_);
+    fd_ = -1;
+  }
 }
 
 void forget_confirmed(const std::string& store) {

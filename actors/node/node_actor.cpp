@@ -2,6 +2,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/build_target.hpp"
+#include "runtime/records/backend_kind.hpp"
 #include "runtime/core/seconds_text.hpp"
 
 #include <chrono>
@@ -44,7 +45,7 @@ void report(Self self, EvalResult r) {
   n.candidate_ms = r.candidate.median_ms;
   n.reference_ms = r.reference.median_ms;
   n.device_class = r.device_class;
-  self->send(self->state.search, atoms::scored_atom::value, n, std::move(r));
+  self->send(self->state.search, atoms::scored_atom::value, std::move(n), std::move(r));
   self->quit();
 }
 
@@ -59,7 +60,6 @@ EvalResult harness_failure(const std::string& where, const caf::error& e, Self s
 void evaluate(Self self, BuildOutcome built) {
   auto& t = self->state.task;
   t.node.state = NodeState::queued;
-  self->send(self->state.search, atoms::state_atom::value, t.node.id, t.node.state);
   EvalJob job{t.search,
               t.node.id,
               t.backend,
@@ -69,8 +69,11 @@ void evaluate(Self self, BuildOutcome built) {
               t.options,
               {},
               build_target(t.backend, t.options),
-              t.candidate,
+              {},
               t.device_class};
+  // The source goes along for an evaluator that rebuilds it for its own target; a backend that evaluates
+  // nothing (null) never reads it.
+  if (backend_traits(t.backend).evaluates) job.candidate = t.candidate;
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
           [self, built](EvalResult r) {
@@ -109,7 +112,6 @@ node_actor::behavior_type node(Self self, search_actor search, build_actor build
                   if (o.decided) return report(self, std::move(o.verdict));
                   self->state.built = std::chrono::steady_clock::now();
                   self->state.task.node.state = NodeState::built;
-                  self->send(self->state.search, atoms::state_atom::value, self->state.task.node.id, NodeState::built);
                   evaluate(self, std::move(o));
                 },
                 [self](caf::error& e) { report(self, harness_failure("build", e, self)); });

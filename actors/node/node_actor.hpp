@@ -4,9 +4,10 @@
 //      │                                                                      ▲
 //      └── build decided (compile_error, rejected by the source scan) ────────┘
 //
-// Every step after "proposed" is reported to the search with one-way messages (state, then scored), so
-// the search never holds thousands of outstanding requests. A failure of the farm or the device (an
-// actor error) is reported as harness_error rather than lost.
+// The node tells the search once, with a one-way message when it is scored, so the search never holds
+// thousands of outstanding requests; the steps in between are the node's own (the search's graph counts a
+// node in flight until it is scored, and nothing reads the steps from it). A failure of the farm or the
+// device (an actor error) is reported as harness_error rather than lost.
 #pragma once
 #include "actors/protocol/build.hpp"
 #include "actors/protocol/device.hpp"

@@ -55,7 +55,7 @@ typename F::result_type inspect(F& f, Artifact& x) {
 }
 template <class F>
 typename F::result_type inspect(F& f, NodeEntry& x) {
-  return f(caf::meta::type_name("NodeEntry"), x.search, x.node);
+  return f(caf::meta::type_name("NodeEntry"), x.search, x.node, x.params_stored);
 }
 template <class F>
 typename F::result_type inspect(F& f, ArtifactEntry& x) {

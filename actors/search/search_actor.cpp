@@ -33,9 +33,11 @@ struct SearchState {
   std::string last_make_error;         // the operator's last error, said when the search stops for it
   std::vector<uint64_t> known_unsent;  // node ids the operator has not been told about
   StoreBatch uncommitted;              // new nodes waiting for the next commit
+  StoreBatch verdicts;                 // scored nodes and their artifacts, not yet sent to the store
   std::vector<NodeTask> uncommitted_tasks;
   bool committing = false;
-  int64_t committing_tasks = 0;  // nodes in the commit on its way to the store
+  int64_t committing_tasks = 0;        // nodes in the commit on its way to the store
+  std::vector<NodeTask> commit_tasks;  // ... and their tasks, dispatched once it is written
   bool stopping = false;
   bool paused = false;      // from the console: propose nothing new until resumed
   bool cancelling = false;  // cancelled from the console, the record on its way: propose nothing new
@@ -100,7 +102,8 @@ void maybe_finish(Self self) {
   st.finishing = true;
   st.s.record.finished = true;
   st.s.record.stop_reason = st.stop_reason;
-  StoreBatch b;
+  StoreBatch b = std::move(st.verdicts);
+  st.verdicts = StoreBatch{};
   b.searches.push_back(st.s.record);
   auto done = [self](const std::string& error) {
     auto& st = self->state;
@@ -124,6 +127,16 @@ void stop(Self self, const std::string& why) {
 
 void fill(Self self);
 
+// Verdicts gathered for the store: sent on their own (fire and forget) once this many entries wait.
+constexpr size_t kVerdictBatch = 256;
+
+void send_verdicts(Self self) {
+  auto& st = self->state;
+  if (st.verdicts.empty()) return;
+  self->send(st.s.store, atoms::write_atom::value, std::move(st.verdicts));
+  st.verdicts = StoreBatch{};
+}
+
 // Commits the nodes created since the last commit in one synced batch, then dispatches them.
 void commit(Self self) {
   auto& st = self->state;
@@ -131,17 +144,20 @@ void commit(Self self) {
   st.committing = true;
   st.s.record.rng_state = save_rng(st.rng);
   st.uncommitted.searches.push_back(st.s.record);
-  auto tasks = std::move(st.uncommitted_tasks);
+  st.commit_tasks = std::move(st.uncommitted_tasks);  // held here, not in the handler: no copy of the tasks
   st.uncommitted_tasks.clear();
-  st.committing_tasks = static_cast<int64_t>(tasks.size());
+  st.committing_tasks = static_cast<int64_t>(st.commit_tasks.size());
   auto batch = std::move(st.uncommitted);
   st.uncommitted = StoreBatch{};
+  batch.append(std::move(st.verdicts));  // the verdicts gathered meanwhile go in the same group commit
   self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(batch))
       .then(
-          [self, tasks = std::move(tasks)](Status& ok) mutable {
+          [self](Status& ok) {
             auto& st = self->state;
             st.committing = false;
             st.committing_tasks = 0;
+            auto tasks = std::move(st.commit_tasks);
+            st.commit_tasks.clear();
             if (!ok) {
               stop(self,
                    "the store refused a write (" + ok.message + "); stopping so that nothing unrecorded is evaluated");
@@ -184,7 +200,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     n.parents = props[i].parents;
     n.op = props[i].op;
     n.island = props[i].island;
-    n.params = r.params;
+    n.params = std::move(r.params);
     st.graph.upsert(n);
     st.known_unsent.push_back(n.id);
     st.uncommitted.nodes.push_back({st.s.record.id, n});
@@ -192,8 +208,8 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     if (!r.prompt.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "prompt", r.prompt}});
     if (!r.reply.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "reply", r.reply}});
     if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, "", 0};
-    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, n, r.candidate,
-                                    st.s.config.eval, st.s.config.device_class});
+    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, std::move(n),
+                                    std::move(r.candidate), st.s.config.eval, st.s.config.device_class});
   }
   // The operator's own reason (a spent budget, a provider's refusal, its circuit breaker) is the stop reason,
   // ahead of the generic one.
@@ -222,6 +238,7 @@ void fill(Self self) {
     return;
   }
   std::vector<MakeRequest> batch;
+  batch.reserve(props.size());
   // With the parameter index shared, an operator that keeps a window answers has_params() from the index and
   // needs no record older than its window: a resume's first request carries at most the window's newest nodes,
   // not every stored one.
@@ -260,11 +277,12 @@ void fill(Self self) {
   batch.front().known = std::move(known);
   st.making += static_cast<int64_t>(props.size());
   st.operator_requests += 1;
+  const auto asked = static_cast<int64_t>(props.size());
   self->request(st.s.op, caf::infinite, atoms::make_atom::value, std::move(batch))
-      .then([self, props](std::vector<MakeReply>& replies) { on_children(self, props, replies); },
-            [self, props](caf::error& e) {
+      .then([self, props = std::move(props)](std::vector<MakeReply>& replies) { on_children(self, props, replies); },
+            [self, asked](caf::error& e) {
               auto& st = self->state;
-              st.making -= static_cast<int64_t>(props.size());
+              st.making -= asked;
               st.operator_requests -= 1;
               stop(self, "the operator failed: " + self->system().render(e));
             });
@@ -308,12 +326,13 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
   } else {
     ++st.since_best;
   }
-  StoreBatch b;
-  b.nodes.push_back({st.s.record.id, n});
-  const std::string id = st.s.record.id;
-  const std::string report =
-      r.message + (r.where.empty() ? "" : "\nwhere: " + r.where) + (r.profile.empty() ? "" : "\n" + r.profile);
-  b.artifacts.push_back({id, {n.id, "report", report}});
+  // The verdict goes to the store with the next commit, or on its own once enough are gathered, nothing is in
+  // flight, or at the next tick: one message and one group commit per batch, not one per candidate.
+  StoreBatch& b = st.verdicts;
+  const std::string& id = st.s.record.id;
+  std::string report = r.message;
+  if (!r.where.empty()) report.append("\nwhere: ").append(r.where);
+  if (!r.profile.empty()) report.append("\n").append(r.profile);
   if (auto timing = timing_json(r); !timing.empty()) b.artifacts.push_back({id, {n.id, "timing", timing}});
   if (st.s.keep_context) {
     st.s.contexts[n.id].report = r.status == EvalStatus::compile_error ? r.compile_log.substr(0, 6000) : report;
@@ -321,14 +340,17 @@ void on_scored(Self self, NodeRecord& n, EvalResult& r) {
     if (!r.device.empty()) st.device = {r.device, r.sms, r.l2_bytes, st.device.copy_gbps};
     if (r.peak_gbps > 0) st.device.copy_gbps = r.peak_gbps;
   }
-  if (!r.compile_log.empty()) b.artifacts.push_back({id, {n.id, "compile_log", r.compile_log}});
   // The context-memory agent diagnoses it (stored with the node) and learns from it.
   if (st.s.memory)
     self->send(st.s.memory, atoms::scored_atom::value,
                ScoredNote{id, n, r.status == EvalStatus::compile_error ? r.compile_log : report, r.peak_gbps});
-  if (!r.profile.empty()) b.artifacts.push_back({id, {n.id, "profile", r.profile}});
-  if (!r.runner_log.empty()) b.artifacts.push_back({id, {n.id, "runner_log", r.runner_log}});
-  self->send(st.s.store, atoms::write_atom::value, std::move(b));
+  const uint64_t node = n.id;
+  b.nodes.push_back({id, std::move(n), true});  // its parameters' key went with its first write
+  b.artifacts.push_back({id, {node, "report", std::move(report)}});
+  if (!r.compile_log.empty()) b.artifacts.push_back({id, {node, "compile_log", std::move(r.compile_log)}});
+  if (!r.profile.empty()) b.artifacts.push_back({id, {node, "profile", std::move(r.profile)}});
+  if (!r.runner_log.empty()) b.artifacts.push_back({id, {node, "runner_log", std::move(r.runner_log)}});
+  if (b.entries() >= kVerdictBatch || st.in_flight == 0) send_verdicts(self);
   if (auto why = should_stop(st.s.config.budget, st.graph, elapsed(st), st.since_best)) stop(self, *why);
   fill(self);
   maybe_finish(self);
@@ -450,6 +472,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       [self](atoms::tick_atom) {
         auto& st = self->state;
         if (st.finished || st.finishing) return;
+        send_verdicts(self);
         push_status(self);
         // Records the trimmed graph dropped were freed on many threads' malloc arenas; every 2 s the free
         // pages go back to the system, so the process's resident memory follows the work in flight.

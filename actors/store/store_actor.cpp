@@ -25,7 +25,7 @@ struct StoreState {
   static inline const char* name = "store";
 };
 
-size_t entries(const StoreBatch& b) { return b.searches.size() + b.nodes.size() + b.artifacts.size(); }
+size_t entries(const StoreBatch& b) { return b.entries(); }
 
 void flush(store_actor::stateful_pointer<StoreState> self) {
   auto& st = self->state;
@@ -89,12 +89,12 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
   });
   return {
       [self](atoms::write_atom, StoreBatch& b) {
-        self->state.pending.append(b);
+        self->state.pending.append(std::move(b));
         schedule(self);
       },
       [self](atoms::commit_atom, StoreBatch& b) -> caf::typed_response_promise<Status> {
         auto rp = self->make_response_promise<Status>();
-        self->state.pending.append(b);
+        self->state.pending.append(std::move(b));
         self->state.waiting.push_back(rp);
         schedule(self);
         return rp;

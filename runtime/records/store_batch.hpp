@@ -2,6 +2,7 @@
 // Plain records; the store (storage/) and the store actor's protocol both speak them.
 #pragma once
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct Artifact {
 struct NodeEntry {
   std::string search;
   NodeRecord node;
+  // The node's parameters were written with an earlier write of the same node (a search writes each node
+  // when it proposes it and again when it is scored): the store then skips their key (storage/).
+  bool params_stored = false;
 };
 
 struct ArtifactEntry {
@@ -31,10 +35,24 @@ struct StoreBatch {
   std::vector<NodeEntry> nodes;
   std::vector<ArtifactEntry> artifacts;
   bool empty() const { return searches.empty() && nodes.empty() && artifacts.empty(); }
+  size_t entries() const { return searches.size() + nodes.size() + artifacts.size(); }
   void append(const StoreBatch& o) {
     searches.insert(searches.end(), o.searches.begin(), o.searches.end());
     nodes.insert(nodes.end(), o.nodes.begin(), o.nodes.end());
     artifacts.insert(artifacts.end(), o.artifacts.begin(), o.artifacts.end());
+  }
+  // The same, taking o's entries (o is left empty): no record is copied.
+  void append(StoreBatch&& o) {
+    if (empty()) {
+      *this = std::move(o);
+    } else {
+      searches.insert(searches.end(), std::make_move_iterator(o.searches.begin()),
+                      std::make_move_iterator(o.searches.end()));
+      nodes.insert(nodes.end(), std::make_move_iterator(o.nodes.begin()), std::make_move_iterator(o.nodes.end()));
+      artifacts.insert(artifacts.end(), std::make_move_iterator(o.artifacts.begin()),
+                       std::make_move_iterator(o.artifacts.end()));
+    }
+    o = StoreBatch{};
   }
 };
 
