@@ -10,6 +10,8 @@ if(NOT DEFINED TORCH_CXX11_ABI)
   set(TORCH_CXX11_ABI 1)
 endif()
 add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=${TORCH_CXX11_ABI})
+# As in the main build: a dropped Status or Expected is an error.
+add_compile_options(-Werror=unused-result)
 add_library(kv_torch INTERFACE)
 target_include_directories(kv_torch SYSTEM INTERFACE ${TORCH_ROOT}/include ${TORCH_ROOT}/include/torch/csrc/api/include)
 # --no-as-needed: the GPU library of torch registers its kernels when loaded, nothing references it by symbol.

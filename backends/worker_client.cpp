@@ -20,21 +20,18 @@ std::string sibling_executable(const std::string& name) {
 
 WorkerClient::~WorkerClient() { stop(); }
 
-bool WorkerClient::start(const std::string& executable, std::string& error) {
+Status WorkerClient::start(const std::string& executable) {
   exe_ = executable;
   if (access(executable.c_str(), X_OK) != 0) {
-    error = "worker executable " + executable + " is missing or not executable";
-    return false;
+    return Status::failure(Errc::unavailable, "worker executable " + executable + " is missing or not executable");
   }
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
-    error = std::string("pipe: ") + std::strerror(errno);
-    return false;
+    return Status::failure(Errc::unavailable, std::string("pipe: ") + std::strerror(errno));
   }
   pid_ = fork();
   if (pid_ < 0) {
-    error = std::string("fork: ") + std::strerror(errno);
-    return false;
+    return Status::failure(Errc::unavailable, std::string("fork: ") + std::strerror(errno));
   }
   if (pid_ == 0) {
     dup2(in[0], 0);
@@ -48,7 +45,7 @@ bool WorkerClient::start(const std::string& executable, std::string& error) {
   to_ = in[1];
   from_ = out[0];
   signal(SIGPIPE, SIG_IGN);
-  return true;
+  return Status::success();
 }
 
 EvalResult WorkerClient::evaluate(const EvalRequest& q) {
@@ -83,13 +80,12 @@ EvalResult WorkerClient::evaluate(const EvalRequest& q) {
 
 EvalResult WorkerClient::evaluate_in(const std::string& executable, const EvalRequest& q) {
   if (to_ < 0) {
-    std::string err;
-    if (!start(executable, err)) {
+    if (auto started = start(executable); !started) {
       stop();
       EvalResult r;
       r.status = EvalStatus::harness_error;
       r.reason = "worker";
-      r.message = err;
+      r.message = started.message;
       r.detectors = q.options.detectors;
       return r;
     }

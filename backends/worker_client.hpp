@@ -15,8 +15,8 @@ namespace kevolve {
 class WorkerClient {
  public:
   ~WorkerClient();
-  // Starts `executable`; false with `error` when it cannot be started.
-  bool start(const std::string& executable, std::string& error);
+  // Starts `executable`; unavailable, saying why, when it cannot be started.
+  Status start(const std::string& executable);
   EvalResult evaluate(const EvalRequest& q);
   // evaluate() in `executable`, started on first use and again after it died (a dead worker's request
   // comes back as a harness_error with reason "worker"; the next request gets a fresh worker).

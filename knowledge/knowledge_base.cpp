@@ -39,23 +39,20 @@ std::vector<std::string> list_value(const std::string& v) {
 
 }  // namespace
 
-bool parse_front_matter(const std::string& text, KbDocument& d, std::string& error) {
+Status parse_front_matter(const std::string& text, KbDocument& d) {
   if (text.rfind("---\n", 0) != 0) {
-    error = "expected a front-matter block starting with '---' on the first line";
-    return false;
+    return Status::failure(Errc::invalid_argument, "expected a front-matter block starting with '---' on the first line");
   }
   const auto end = text.find("\n---", 3);
   if (end == std::string::npos) {
-    error = "front matter is not closed by a '---' line";
-    return false;
+    return Status::failure(Errc::invalid_argument, "front matter is not closed by a '---' line");
   }
   std::stringstream fm(text.substr(4, end - 4));
   for (std::string line; std::getline(fm, line);) {
     if (trim(line).empty()) continue;
     const auto colon = line.find(':');
     if (colon == std::string::npos) {
-      error = "front-matter line without 'key:': " + line;
-      return false;
+      return Status::failure(Errc::invalid_argument, "front-matter line without 'key:': " + line);
     }
     const std::string key = trim(line.substr(0, colon));
     std::string value = line.substr(colon + 1);
@@ -70,14 +67,13 @@ bool parse_front_matter(const std::string& text, KbDocument& d, std::string& err
       d.problems = list_value(value);
   }
   if (d.title.empty()) {
-    error = "front matter has no title";
-    return false;
+    return Status::failure(Errc::invalid_argument, "front matter has no title");
   }
   if (d.hardware.empty()) d.hardware = {"any"};
   if (d.problems.empty()) d.problems = {"any"};
   const auto body = text.find('\n', end + 1);
   d.body = body == std::string::npos ? "" : text.substr(body + 1);
-  return true;
+  return Status::success();
 }
 
 KnowledgeBase::KnowledgeBase() : index_(std::make_unique<Index>()) {}
@@ -104,8 +100,8 @@ Expected<std::shared_ptr<KnowledgeBase>> KnowledgeBase::load(const std::string& 
     ss << in.rdbuf();
     KbDocument d;
     d.path = fs::relative(f, root).string();
-    std::string err;
-    if (!parse_front_matter(ss.str(), d, err)) return R::failure(f.string() + ": " + err);
+    if (auto parsed = parse_front_matter(ss.str(), d); !parsed)
+      return R::failure(Errc::invalid_argument, f.string() + ": " + parsed.message);
     Xapian::Document doc;
     tg.set_document(doc);
     tg.index_text(d.title, 3);  // title words weigh more

@@ -36,7 +36,8 @@ class KnowledgeBase {
   std::vector<KbDocument> docs_;
 };
 
-// Parses a document's front matter; false (with `error`) when it is missing or malformed.
-bool parse_front_matter(const std::string& text, KbDocument& d, std::string& error);
+// Parses a document's front matter into `d`; invalid_argument, saying what is wrong, when it is missing or
+// malformed.
+Status parse_front_matter(const std::string& text, KbDocument& d);
 
 }  // namespace kevolve

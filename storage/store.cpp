@@ -32,12 +32,24 @@ namespace kevolve {
 // Nodes and searches are stored in the layout of their field lists (runtime/records/fields.hpp).
 std::string encode_node(const NodeRecord& n) { return field_codec::encode_record(n); }
 
-bool decode_node(const std::string& s, NodeRecord& n) { return field_codec::decode_record(s, n, kNodeFieldsRequired); }
+namespace {
+// A record of kind R decoded from `bytes` (at least `required` fields), or corrupt naming `what`.
+template <class R>
+Expected<R> decode_as(const std::string& bytes, size_t required, const char* what) {
+  R r;
+  if (!field_codec::decode_record(bytes, r, required))
+    return Expected<R>::failure(Errc::corrupt, std::string("a ") + what + " record of " + std::to_string(bytes.size()) +
+                                                   " bytes that cannot be decoded");
+  return r;
+}
+}  // namespace
+
+Expected<NodeRecord> decode_node(const std::string& s) { return decode_as<NodeRecord>(s, kNodeFieldsRequired, "node"); }
 
 std::string encode_search(const SearchRecord& s) { return field_codec::encode_record(s); }
 
-bool decode_search(const std::string& b, SearchRecord& s) {
-  return field_codec::decode_record(b, s, kSearchFieldsRequired);
+Expected<SearchRecord> decode_search(const std::string& b) {
+  return decode_as<SearchRecord>(b, kSearchFieldsRequired, "search");
 }
 
 namespace {
@@ -217,10 +229,10 @@ class RocksStore : public Store {
   Expected<SearchRecord> search(const std::string& id) override {
     std::string v;
     auto st = db_->Get(rocksdb::ReadOptions(), cf(1), id, &v);
-    SearchRecord s;
     if (st.IsNotFound()) return Expected<SearchRecord>::failure(Errc::not_found, "no search '" + id + "' in the store");
     if (!st.ok()) return Expected<SearchRecord>::failure(Errc::io, "search '" + id + "': " + st.ToString());
-    if (!decode_search(v, s))
+    auto s = decode_search(v);
+    if (!s)
       return Expected<SearchRecord>::failure(
           Errc::corrupt, "search '" + id + "': its record (" + std::to_string(v.size()) + " bytes) cannot be decoded");
     return s;
@@ -230,8 +242,7 @@ class RocksStore : public Store {
     std::vector<SearchRecord> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(1)));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      SearchRecord s;
-      if (decode_search(it->value().ToString(), s)) out.push_back(std::move(s));
+      if (auto s = decode_search(it->value().ToString())) out.push_back(std::move(*s));
     }
     return out;
   }
@@ -254,9 +265,8 @@ class RocksStore : public Store {
       it->Seek(prefix);
     }
     for (; it->Valid() && it->key().starts_with(prefix); step()) {
-      NodeRecord n;
-      if (decode_node(it->value().ToString(), n)) {
-        visit(n);
+      if (auto n = decode_node(it->value().ToString())) {
+        visit(*n);
       } else if (bad++ == 0) {
         const std::string key = it->key().ToString();
         first_bad = key.size() >= prefix.size() + 8 ? std::to_string(node_id_of(key, prefix.size())) : "?";
@@ -277,8 +287,8 @@ class RocksStore : public Store {
     const std::string what = "node " + std::to_string(id) + " of search '" + search_id + "'";
     if (st.IsNotFound()) return R::failure(Errc::not_found, "no " + what + " in the store");
     if (!st.ok()) return R::failure(Errc::io, what + ": " + st.ToString());
-    NodeRecord n;
-    if (!decode_node(v, n))
+    auto n = decode_node(v);
+    if (!n)
       return R::failure(Errc::corrupt,
                         what + ": its record (" + std::to_string(v.size()) + " bytes) cannot be decoded");
     return n;
@@ -317,12 +327,10 @@ class RocksStore : public Store {
         const std::string key = it->key().ToString(), value = it->value().ToString();
         bool ok = true;
         if (f == 1) {
-          SearchRecord r;
-          ok = decode_search(value, r);
+          ok = static_cast<bool>(decode_search(value));
           ++c.searches;
         } else if (f == 2) {
-          NodeRecord n;
-          ok = decode_node(value, n);
+          ok = static_cast<bool>(decode_node(value));
           ++c.nodes;
         } else {
           ++c.artifacts;
@@ -359,10 +367,11 @@ class RocksStore : public Store {
     rocksdb::WriteBatch wb;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(2)));
     for (it->SeekToFirst(); it->Valid() && st.ok(); it->Next()) {
-      NodeRecord n;
       const rocksdb::Slice key = it->key();
-      if (key.size() < 9 || !decode_node(it->value().ToString(), n)) continue;  // verify() names these
-      wb.Put(cf(0), node_key(std::string(key.data(), key.size() - 9), params_hash(n.params)), rocksdb::Slice());
+      if (key.size() < 9) continue;  // verify() names these
+      const auto n = decode_node(it->value().ToString());
+      if (!n) continue;
+      wb.Put(cf(0), node_key(std::string(key.data(), key.size() - 9), params_hash(n->params)), rocksdb::Slice());
       if (wb.GetDataSize() > (4u << 20)) {
         st = db_->Write(rocksdb::WriteOptions(), &wb);
         wb.Clear();

@@ -79,8 +79,8 @@ Status repair_store(const std::string& path, RepairReport* report = nullptr);
 
 // Record encodings (also used when records cross processes).
 std::string encode_node(const NodeRecord& n);
-bool decode_node(const std::string& s, NodeRecord& n);
+Expected<NodeRecord> decode_node(const std::string& s);  // corrupt when `s` is no node record
 std::string encode_search(const SearchRecord& s);
-bool decode_search(const std::string& b, SearchRecord& s);
+Expected<SearchRecord> decode_search(const std::string& b);  // corrupt when `b` is no search record
 
 }  // namespace kevolve

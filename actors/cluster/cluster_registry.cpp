@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "runtime/views/console_service.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve {
 namespace {
@@ -51,6 +52,7 @@ struct RegistryState {
   std::vector<caf::actor> owners;                // the evaluators that registered devices (told when the node ends)
   bool closing = false;                          // the evaluators were told the node has finished
   std::set<std::string> pins_warned;             // "search|class" whose jobs found no device of that class
+  uint64_t status_failures = 0;                  // status requests not answered (a search ending)
   uint64_t next_token = 1;
   int64_t dispatched = 0, requeued = 0;
   Clock::time_point started = Clock::now();
@@ -97,8 +99,8 @@ void requeue(Self self, Device& d, const std::string& why) {
   Pending p = std::move(d.inflight);
   ++p.attempts;
   ++st.requeued;
-  std::cerr << "kevolve node: re-queued " << p.job.search << " node " << p.job.node << " from " << d.info.host << ":"
-            << d.info.pid << "/" << d.info.index << " (" << why << ")\n";
+  log::info("node") << "re-queued " << p.job.search << " node " << p.job.node << " from " << d.info.host << ":"
+            << d.info.pid << "/" << d.info.index << " (" << why << ")";
   if (p.attempts >= self->state.setup.max_attempts) {
     EvalResult r;
     r.status = EvalStatus::harness_error;
@@ -180,7 +182,10 @@ void ask_status(Self self, const caf::actor& search) {
             self->state.by_id[s.search] = search;
             self->state.statuses[s.search] = std::move(s);
           },
-          [](caf::error&) {});
+          [self](caf::error& e) {  // a search that has just ended answers no more: it keeps its last status
+            ++self->state.status_failures;
+            log::debug("node") << "a search's status was not read: " << self->system().render(e);
+          });
 }
 
 cluster::ClusterView view(Self self) {
@@ -219,8 +224,8 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
       if (d.alive && d.hdl.address() == m.source) {
         d.alive = false;
         if (!st.closing)  // after the node told its evaluators it has finished, their leaving is expected
-          std::cerr << "kevolve node: device " << d.info.host << ":" << d.info.pid << "/" << d.info.index << " left ("
-                    << self->system().render(m.reason) << ")\n";
+          log::info("node") << "device " << d.info.host << ":" << d.info.pid << "/" << d.info.index << " left ("
+                    << self->system().render(m.reason) << ")";
         requeue(self, d, "its evaluator went away");
       }
     dispatch(self);
@@ -228,20 +233,21 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
   // The live search's status, for the console (the search answers within its own loop).
   self->delayed_send(self, std::chrono::seconds(1), atoms::tick_atom::value);
   // The node ends on purpose (its searches finished, or it was stopped): each evaluator is asked to leave,
-  // and the registry waits for their answers (at most 2 s) before it stops, so that the request is not lost
+  // and the registry waits for their answers (at most 10 s: on a loaded machine 2 s was not always enough,
+  // and the evaluator then took the node's end for a lost connection) before it stops, so that the request is not lost
   // when the node's network layer closes. An evaluator that does not answer reconnects until its own limit.
   self->set_exit_handler([self](caf::exit_msg& m) {
     auto& st = self->state;
     if (st.closing) return;  // asked already; the answers (or their time-outs) end it
     if (st.owners.empty() || m.reason != caf::exit_reason::user_shutdown) return self->quit(m.reason);
-    std::cerr << "kevolve node: telling " << st.owners.size() << " evaluator(s) that the node has finished\n";
+    log::info("node") << "telling " << st.owners.size() << " evaluator(s) that the node has finished";
     st.closing = true;
     auto pending = std::make_shared<size_t>(st.owners.size());
     auto answered = [self, pending] {
       if (--*pending == 0) self->quit(caf::exit_reason::user_shutdown);
     };
     for (auto& owner : st.owners)
-      self->request(owner, std::chrono::seconds(2), atoms::control_atom::value, std::string("finished"))
+      self->request(owner, std::chrono::seconds(10), atoms::control_atom::value, std::string("finished"))
           .then([answered](const std::string&) { answered(); }, [answered](caf::error&) { answered(); });
     st.owners.clear();
   });
@@ -259,7 +265,7 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
             any = any || (d.alive && d.info.device_class.find(job.device_class) != std::string::npos);
           if (!any) {
             st.pins_warned.insert(job.search + "|" + job.device_class);
-            std::cerr << "kevolve node: search " << job.search << " waits for a device whose class contains '"
+            log::info("node") << "search " << job.search << " waits for a device whose class contains '"
                       << job.device_class << "' ([search] device_class); none has joined (see `devices`)\n";
           }
         }
@@ -284,8 +290,8 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         self->monitor(hdl);
         for (auto& [problem, blob] : st.specs) caf::anon_send(hdl, atoms::spec_atom::value, problem, blob);
         st.devices.push_back(std::move(d));
-        std::cerr << "kevolve node: device " << info.host << ":" << info.pid << "/" << info.index << " joined ("
-                  << info.backend << ", " << info.name << ")\n";
+        log::info("node") << "device " << info.host << ":" << info.pid << "/" << info.index << " joined ("
+                  << info.backend << ", " << info.name << ")";
         dispatch(self);
         return {};
       },

@@ -15,6 +15,7 @@
 #include "backends/build_target.hpp"
 #include "backends/device_info.hpp"
 #include "runtime/net/cluster_link.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve::cluster {
 namespace {
@@ -65,7 +66,7 @@ caf::behavior client_bridge(caf::stateful_actor<ClientState>* self, std::shared_
     return self->state.end->link;
   };
   auto drop = [self, link](const std::string& why) {
-    std::cerr << "kevolve evaluator: " << why << "\n";
+    log::info("evaluator") <<  why ;
     if (auto l = link()) l->close(why);
     self->quit(caf::exit_reason::user_shutdown);
   };
@@ -81,7 +82,7 @@ caf::behavior client_bridge(caf::stateful_actor<ClientState>* self, std::shared_
           auto f = decode_registered(payload);
           if (!f) return drop("a malformed frame from the node: " + f.error());
           if (!f->reason.empty()) {
-            std::cerr << "kevolve evaluator: device " << f->index << " refused: " << f->reason << "\n";
+            log::warn("evaluator") << "device " << f->index << " refused: " << f->reason ;
             std::lock_guard<std::mutex> lock(st.end->m);
             st.end->refused = true;
             if (st.end->link) st.end->link->close("refused");
@@ -89,8 +90,8 @@ caf::behavior client_bridge(caf::stateful_actor<ClientState>* self, std::shared_
             return;
           }
           if (++st.joined == st.devices.size())
-            std::cerr << "kevolve evaluator: " << st.devices.size() << " " << st.infos[0].backend
-                      << " device(s) joined " << st.where << "\n";
+            log::info("evaluator") <<  st.devices.size() << " " << st.infos[0].backend
+                      << " device(s) joined " << st.where ;
           return;
         }
         if (kind == kSpec) {
@@ -125,7 +126,7 @@ caf::behavior client_bridge(caf::stateful_actor<ClientState>* self, std::shared_
           std::lock_guard<std::mutex> lock(self->state.end->m);
           told = self->state.end->finished || self->state.end->refused;
         }
-        if (!told) std::cerr << "kevolve evaluator: lost the coordinator (" << why << "); reconnecting\n";
+        if (!told) log::warn("evaluator") << "lost the coordinator (" << why << "); reconnecting\n";
         self->quit(caf::exit_reason::user_shutdown);
       },
   };
@@ -165,7 +166,7 @@ void run_evaluator(const EvaluatorOptions& o) {
   const std::string where = o.host + ":" + std::to_string(o.port);
   while (!stopping(o)) {
     if (waited_too_long()) {
-      std::cerr << "kevolve evaluator: no coordinator at " << where << " for " << o.wait_for_node_s
+      log::warn("evaluator") << "no coordinator at " << where << " for " << o.wait_for_node_s
                 << " s; leaving (--wait-for-node sets how long, --stay waits for ever)\n";
       code = 4;
       break;
@@ -190,11 +191,11 @@ void run_evaluator(const EvaluatorOptions& o) {
     if (!link) {
       caf::anon_send_exit(bridge, caf::exit_reason::user_shutdown);
       if (why.refused) {
-        std::cerr << "kevolve evaluator: " << link.error() << "\n";
+        log::info("evaluator") <<  link.error() ;
         code = 3;
         break;
       }
-      std::cerr << "kevolve evaluator: " << link.error() << "; retrying in " << backoff << " s\n";
+      log::info("evaluator") <<  link.error() << "; retrying in " << backoff << " s\n";
       back_off();
       continue;
     }
@@ -229,7 +230,7 @@ void run_evaluator(const EvaluatorOptions& o) {
       break;
     }
     if (finished) {
-      std::cerr << "kevolve evaluator: the node has finished"
+      log::info("evaluator") << "the node has finished"
                 << (o.stay ? "; waiting for the next one (--stay)\n" : "; leaving (--stay waits for the next one)\n");
       if (!o.stay) break;
     }

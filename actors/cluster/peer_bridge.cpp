@@ -8,6 +8,7 @@
 
 #include "runtime/net/cluster_frames.hpp"
 #include "actors/protocol/cluster.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve::cluster {
 namespace {
@@ -48,7 +49,7 @@ caf::behavior remote_device(caf::stateful_actor<RemoteDeviceState>* self, LinkPt
         auto& st = self->state;
         auto it = st.pending.find(job);
         if (it == st.pending.end()) {
-          std::cerr << "kevolve node: " << st.link->peer() << " sent a result for job " << job
+          log::info("node") <<  st.link->peer() << " sent a result for job " << job
                     << ", which its device " << st.index << " was not given; closing the connection\n";
           st.link->close("a result for a job it was not given");
           return;
@@ -71,8 +72,8 @@ struct BridgeState {
 using Bridge = caf::stateful_actor<BridgeState>*;
 
 void refuse_link(Bridge self, const std::string& why) {
-  std::cerr << "kevolve node: closed the " << net::role_name(self->state.link->role()) << " connection from "
-            << self->state.link->peer() << ": " << why << "\n";
+  log::warn("node") << "closed the " << net::role_name(self->state.link->role()) << " connection from "
+            << self->state.link->peer() << ": " << why ;
   self->state.link->close(why);
 }
 
@@ -161,14 +162,15 @@ caf::behavior bridge(Bridge self, LinkPtr link, caf::actor registry, std::shared
         // An evaluator's end is worth a line; a console's only when it broke the protocol or went silent.
         const bool plain_end = why == "the other side closed the connection";
         if (!self->state.devices.empty() || !plain_end)
-          std::cerr << "kevolve node: the " << net::role_name(self->state.link->role()) << " connection from "
-                    << self->state.link->peer() << " ended (" << why << ")\n";
+          log::info("node") << "the " << net::role_name(self->state.link->role()) << " connection from "
+                    << self->state.link->peer() << " ended (" << why << ")";
         self->quit(caf::exit_reason::user_shutdown);  // its remote devices end with it
       },
       // The registry, when the node ends on purpose: the evaluator is told, and leaves.
       [self](atoms::control_atom, const std::string& what) -> std::string {
         if (what != "finished") return "unknown";
         self->state.link->send(kFinished, {});
+        self->state.link->close("the node has finished");  // after the frame above is written (1 s at most)
         return "leaving";
       },
   };

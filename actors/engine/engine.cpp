@@ -12,6 +12,7 @@
 #include "actors/store/store_actor.hpp"
 #include "backends/device_info.hpp"
 #include "runtime/records/backend_kind.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve {
 
@@ -73,8 +74,8 @@ Expected<std::unique_ptr<dashboard::Server>> open_dashboard(caf::actor_system& s
     stop_shared(sh);
     return R::failure(server.status());
   }
-  std::cerr << "kevolve: dashboard on " << ((*server)->tls() ? "https" : "http") << "://" << o.host << ":"
-            << (*server)->port() << "/\n";
+  log::info("") << "dashboard on " << ((*server)->tls() ? "https" : "http") << "://" << o.host << ":"
+            << (*server)->port() << "/";
   return server;
 }
 
@@ -95,10 +96,10 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   // is resumed there); a plain run has nothing to resume it from, so it runs again, and says so.
   if (first->setup.record.paused && !first->setup.record.finished) {
     if (cl || options.dashboard) {
-      std::cerr << "kevolve: search " << config.search_id
-                << " was paused before it stopped and stays paused: resume it from the console or the dashboard\n";
+      log::info("") << "search " << config.search_id
+                << " was paused before it stopped and stays paused: resume it from the console or the dashboard";
     } else {
-      std::cerr << "kevolve: search " << config.search_id
+      log::info("") << "search " << config.search_id
                 << " was paused from the console before it stopped; this run resumes it\n";
       first->setup.record.paused = false;
     }

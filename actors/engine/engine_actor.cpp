@@ -11,6 +11,7 @@
 #include "actors/operator/operator_actor.hpp"
 #include "runtime/records/backend_kind.hpp"
 #include "runtime/records/records_codec.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve {
 namespace {
@@ -123,7 +124,7 @@ void end_search(Self self, const std::shared_ptr<RunningSearch>& r) {
   if (!r->memory) return stop_actors();
   ++self->state.flushing;
   auto done = [self, stop_actors](const Status& saved) {
-    if (!saved) std::cerr << "kevolve: memory: not saved: " << saved.message << "\n";
+    if (!saved) log::warn("") << "memory: not saved: " << saved.message ;
     stop_actors();
     --self->state.flushing;
     maybe_quit(self);
@@ -175,12 +176,12 @@ void on_tick(Self self) {
         .then(
             [](Status& made) {
               if (made)
-                std::cerr << "\nkevolve: checkpoint " << made.message << "\n";
+                log::info("") << "checkpoint " << made.message ;
               else
-                std::cerr << "\nkevolve: checkpoint failed: " << made.message << "\n";
+                log::warn("") << "checkpoint failed: " << made.message ;
             },
             [self](caf::error& e) {
-              std::cerr << "\nkevolve: checkpoint failed: " << self->system().render(e) << "\n";
+              log::warn("") << "checkpoint failed: " << self->system().render(e) ;
             });
   }
   if (o.interrupted && o.interrupted->load()) {
@@ -210,7 +211,7 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
       auto& st = self->state;
       const bool registry = dm.source == caf::actor_cast<caf::actor_addr>(st.sh.cluster);
       if (!registry || st.closing) return;
-      std::cerr << "\nkevolve node: " << "the cluster registry" << " stopped ("
+      log::warn("node") <<  "the cluster registry" << " stopped ("
                 << to_string(dm.reason) << "); stopping the node (the same command resumes it)\n";
       st.outcome->interrupted = true;
       close(self);
@@ -219,7 +220,7 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
   }
   if (start.first) start_search(self, std::move(*start.first), start.first_op, true);
   if (cl)
-    for (auto& p : cl->more) std::cerr << "kevolve node: " << add_search(self, p, p.submitted) << "\n";
+    for (auto& p : cl->more) log::info("node") <<  add_search(self, p, p.submitted) ;
   self->send(self, atoms::tick_atom::value);
   if (st.runs.empty() && !(cl && cl->stay)) close(self);  // nothing to run (cannot happen for `kevolve run`)
   return {
@@ -231,7 +232,7 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
         auto p = cl->prepare(path);
         if (!p) return "error: " + path + ": " + p.error();
         std::string r = add_search(self, std::move(*p), true);
-        std::cerr << "kevolve node: submit " << path << ": " << r << "\n";
+        log::info("node") << "submit " << path << ": " << r ;
         return r;
       },
       [self](atoms::tick_atom) { on_tick(self); },

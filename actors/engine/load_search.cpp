@@ -6,12 +6,20 @@
 #include <optional>
 
 #include "knowledge/hardware_profile.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/records/backend_kind.hpp"
 #include "runtime/search/graph.hpp"
 
 namespace kevolve {
 
 namespace {
+
+// "3, 5, 8" (the first 64 ids, then ", ...").
+std::string id_list(const std::vector<uint64_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size() && i < 64; ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
+  return ids.size() > 64 ? out + ", ..." : out;
+}
 
 // The device's measured copy bandwidth in a node's stored "timing" artifact (the search actor's
 // timing_json: ..."peak_gbps":X}); 0 when it is not there.
@@ -35,7 +43,7 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
   std::string note;
   l.lessons = recall_lessons(
       store, lessons_key(spec.name, config.backend, resolve_hardware(config.backend, config.hardware)), &note);
-  if (!note.empty()) std::cerr << "kevolve: memory: " << note << " (starting without it)\n";
+  if (!note.empty()) log::info("") << "memory: " << note << " (starting without it)";
   auto existing = store.search(config.search_id);
   // Only a search that is not there starts afresh: one whose record cannot be read would restart at node 1
   // and overwrite its nodes.
@@ -62,17 +70,17 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
       r.problem = spec.name;
       r.strategy = config.strategy.name;
       r.config_text = config.text;
-      std::cerr << "kevolve: store " << config.store << ": the record of search " << config.search_id
+      log::warn("") << "store " << config.store << ": the record of search " << config.search_id
                 << " was lost but " << orphans << " of its nodes remain: rebuilt from them and this config "
-                << "(next node " << r.next_node << ", the strategy's random state starts afresh)\n";
+                << "(next node " << r.next_node << ", the strategy's random state starts afresh)";
       rebuilt = r;
     }
   }
   const bool is_new = !existing && !rebuilt;
   if (l.lessons.evaluated() > 0 && backend_traits(config.backend).evaluates) {
-    std::cerr << "kevolve: memory: " << l.lessons.summary() << "\n";
+    log::info("") << "memory: " << l.lessons.summary() ;
     if (is_new && config.warm_start)
-      if (auto how = op.warm_start(l.lessons); !how.empty()) std::cerr << "kevolve: warm start: " << how << "\n";
+      if (auto how = op.warm_start(l.lessons); !how.empty()) log::info("") << "warm start: " << how ;
   }
   SearchSetup& setup = l.setup;
   setup.keep_context = op.needs_context();
@@ -130,7 +138,7 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
     // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).
     if (setup.record.finished && setup.record.stop_reason.rfind("evaluation budget", 0) == 0 &&
         config.budget.max_evaluations > scored) {
-      std::cerr << "kevolve: search " << config.search_id << " ended on its " << setup.record.stop_reason << " with "
+      log::info("") << "search " << config.search_id << " ended on its " << setup.record.stop_reason << " with "
                 << scored << " evaluated; the budget is now " << config.budget.max_evaluations
                 << ": continuing from its stored graph\n";
       setup.record.finished = false;
@@ -168,11 +176,10 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
       setup.unfinished[n.id] = c;
     }
     if (!lost.empty()) {
-      std::cerr << "kevolve: store " << config.store << ": search " << config.search_id << ": " << lost.size()
-                << " node(s) not yet scored have lost their source and are marked harness_error (source_lost), not "
-                   "evaluated: nodes ";
-      for (size_t i = 0; i < lost.size() && i < 64; ++i) std::cerr << (i ? ", " : "") << lost[i];
-      std::cerr << (lost.size() > 64 ? ", ...\n" : "\n");
+      log::warn("") << "store " << config.store << ": search " << config.search_id << ": " << lost.size()
+                    << " node(s) not yet scored have lost their source and are marked harness_error (source_lost), not "
+                       "evaluated: nodes "
+                    << id_list(lost);
       if (auto w = store.write(lost_batch); !w)
         return R::failure(w.code, "store " + config.store + ": marking the nodes whose source was lost: " + w.message);
     }
@@ -186,13 +193,10 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
       return stored->each_node(id, newest_first, visit);
     };
     if (!setup.record.finished && (scored > 0 || !again.empty())) {
-      std::cerr << "kevolve: resuming search " << config.search_id << ": " << scored << " scored nodes kept";
-      if (!again.empty()) {
-        std::cerr << "; " << again.size() << " not scored when it stopped are evaluated again: nodes ";
-        for (size_t i = 0; i < again.size() && i < 64; ++i) std::cerr << (i ? ", " : "") << again[i];
-        if (again.size() > 64) std::cerr << ", ...";
-      }
-      std::cerr << "\n";
+      auto line = log::info("");
+      line << "resuming search " << config.search_id << ": " << scored << " scored nodes kept";
+      if (!again.empty())
+        line << "; " << again.size() << " not scored when it stopped are evaluated again: nodes " << id_list(again);
     }
   } else {
     setup.record.id = config.search_id;

@@ -1,4 +1,5 @@
 #include "actors/operator/operator_actor.hpp"
+#include "runtime/core/log.hpp"
 
 #include <atomic>
 #include <map>
@@ -10,6 +11,7 @@ namespace {
 struct OperatorState {
   std::shared_ptr<Operator> op;
   deep_search_actor deep;                     // the deep-search agent, when the operator draws on a knowledge base
+  uint64_t retrieval_failures = 0;            // knowledge retrievals that failed (the proposal went on without)
   std::map<std::string, SearchGraph> graphs;  // per search: every node it told us about
   SharedParams shared;                        // the parameter index of one search, shared with its search actor
   static inline const char* name = "operator";
@@ -63,20 +65,24 @@ operator_actor::behavior_type operator_behavior(operator_actor::stateful_pointer
                         ctx.knowledge = std::move(hits);
                         ctx.knowledge_given = true;
                       },
-                      [](caf::error&) {});  // no hits: the operator goes on without them
+                      [&](caf::error& e) {  // no hits: the operator goes on without them, and says why
+                        ++self->state.retrieval_failures;
+                        log::warn("operator") << "knowledge retrieval failed (" << self->system().render(e)
+                                              << "); proposing without it (" << self->state.retrieval_failures
+                                              << " so far)";
+                      });
             }
           }
           Rng rng(q.seed);
           auto child = self->state.op->make(q.proposal, self->state.graphs[q.search], rng, ctx);
           MakeReply& r = out[i];
-          r.ok = static_cast<bool>(child);
           if (child) {
             r.params = std::move(child->params);
             r.candidate = std::move(child->candidate);
             r.prompt = std::move(child->prompt);
             r.reply = std::move(child->reply);
           } else {
-            r.error = child.error();
+            r.status = child.status();
           }
           r.stop = self->state.op->exhausted();
         };

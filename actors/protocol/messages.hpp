@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/status.hpp"
 #include "runtime/records/kb_query.hpp"
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/eval_request.hpp"
@@ -39,8 +40,7 @@ struct MakeRequest {
 
 // operator -> search.
 struct MakeReply {
-  bool ok = false;
-  std::string error;
+  Status status;  // success: params and candidate are set; else why the operator made nothing
   Params params;
   Candidate candidate;
   std::string prompt, reply;  // stored with the node when the operator talks to an LLM

@@ -73,7 +73,7 @@ typename F::result_type inspect(F& f, MakeRequest& x) {
 }
 template <class F>
 typename F::result_type inspect(F& f, MakeReply& x) {
-  return f(caf::meta::type_name("MakeReply"), x.ok, x.error, x.params, x.candidate, x.prompt, x.reply, x.stop);
+  return f(caf::meta::type_name("MakeReply"), x.status, x.params, x.candidate, x.prompt, x.reply, x.stop);
 }
 template <class F>
 typename F::result_type inspect(F& f, BuildJob& x) {

@@ -9,6 +9,7 @@
 #include "actors/node/node_actor.hpp"
 #include "runtime/core/json.hpp"
 #include "runtime/search/termination.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve {
 namespace {
@@ -189,9 +190,9 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
   for (size_t i = 0; i < replies.size() && i < props.size(); ++i) {
     MakeReply& r = replies[i];
     if (!r.stop.empty()) stop_reason = r.stop;
-    if (!r.ok || st.graph.has_params(r.params)) {
+    if (!r.status.ok() || st.graph.has_params(r.params)) {
       ++st.make_failures;
-      if (!r.ok && !r.error.empty()) st.last_make_error = r.error;
+      if (!r.status.ok() && !r.status.message.empty()) st.last_make_error = r.status.message;
       continue;
     }
     st.make_failures = 0;
@@ -372,7 +373,7 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
   st.strategy = std::move(*strategy);  // validated when the config was loaded
   st.rng.seed(st.s.config.seed);
   if (!st.s.record.rng_state.empty() && !load_rng(st.rng, st.s.record.rng_state))
-    std::cerr << "kevolve: search " << st.s.record.id
+    log::warn("") << "search " << st.s.record.id
               << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
                  "resume will not choose the same parents)\n";
   if (st.s.params) st.graph.share_params(st.s.params);

@@ -1,4 +1,5 @@
 #include "actors/store/store_actor.hpp"
+#include "runtime/core/log.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -34,7 +35,7 @@ void flush(store_actor::stateful_pointer<StoreState> self) {
   if (!st.pending.empty()) {  // a commit of nothing: everything before it is already durable
     ok = st.store->write(st.pending);
     if (!ok) {
-      std::cerr << "kevolve: store: " << ok.message << " (" << entries(st.pending) << " entries not saved)\n";
+      log::warn("") << "store: " << ok.message << " (" << entries(st.pending) << " entries not saved)";
       if (st.lost.ok()) st.lost = ok;
       st.lost_entries += entries(st.pending);
     }
@@ -114,7 +115,7 @@ store_actor::behavior_type store_behavior(store_actor::stateful_pointer<StoreSta
         std::error_code ec;
         fs::create_directories(st.checkpoint_dir, ec);
         auto made = take_checkpoint(self, dir);
-        if (!made) std::cerr << "kevolve: checkpoint failed: " << made.message << "\n";
+        if (!made) log::warn("") << "checkpoint failed: " << made.message ;
         std::vector<fs::path> kept;  // keep the two newest complete checkpoints (names are timestamps)
         for (auto& e : fs::directory_iterator(st.checkpoint_dir, ec))
           if (e.path().extension().empty()) kept.push_back(e.path());

@@ -14,19 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/harness/tensor_codec.hpp"
 #include "runtime/core/wire.hpp"
 
 namespace kevolve::cpu {
 
 constexpr int kArenaFd = 3, kCommandFd = 4, kReplyFd = 5;
 
-struct ArenaTensor {
-  int64_t offset = 0;
-  int32_t dtype = 0;
-  std::vector<int64_t> shape, strides;
-  int64_t snapshot_offset = -1;  // outputs: where to copy the output right after the call returns
-  int64_t bytes = 0;
-};
+using ArenaTensor = harness::ArenaTensor;  // outputs: snapshot_offset, where to copy them as the call returns
 
 struct Call {
   std::vector<ArenaTensor> inputs, outputs;

@@ -1,35 +1,6 @@
 #include "backends/cuda/runner_protocol.hpp"
 
 namespace kevolve::cuda {
-namespace {
-
-void put(wire::Writer& w, const GpuTensor& t) {
-  w.i64(t.offset);
-  w.u32(static_cast<uint32_t>(t.dtype));
-  w.u32(static_cast<uint32_t>(t.shape.size()));
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    w.i64(t.shape[i]);
-    w.i64(t.strides[i]);
-  }
-  w.i64(t.bytes);
-  w.i64(t.snapshot_offset);
-}
-void get(wire::Reader& r, GpuTensor& t) {
-  t.offset = r.i64();
-  t.dtype = static_cast<int32_t>(r.u32());
-  const uint32_t nd = r.u32();
-  if (nd > 8) throw wire::DecodeError("too many dimensions");
-  t.shape.resize(nd);
-  t.strides.resize(nd);
-  for (uint32_t i = 0; i < nd; ++i) {
-    t.shape[i] = r.i64();
-    t.strides[i] = r.i64();
-  }
-  t.bytes = r.i64();
-  t.snapshot_offset = r.i64();
-}
-
-}  // namespace
 
 void encode(wire::Writer& w, const Setup& s) {
   w.str(s.ipc_handle);
@@ -77,38 +48,22 @@ void decode(wire::Reader& r, Hello& h) {
 }
 
 void encode(wire::Writer& w, const Batch& b) {
-  w.u32(b.flags);
-  w.u32(static_cast<uint32_t>(b.params.size()));
-  for (double p : b.params) w.f64(p);
-  w.u32(static_cast<uint32_t>(b.calls.size()));
-  for (auto& c : b.calls) {
-    w.u32(static_cast<uint32_t>(c.inputs.size()));
-    for (auto& t : c.inputs) put(w, t);
-    w.u32(static_cast<uint32_t>(c.outputs.size()));
-    for (auto& t : c.outputs) put(w, t);
+  harness::encode_batch(w, b, [](wire::Writer& out, const Call& c) {
     for (int i = 0; i < 3; ++i) {
-      w.i64(c.launch.grid[i]);
-      w.i64(c.launch.block[i]);
+      out.i64(c.launch.grid[i]);
+      out.i64(c.launch.block[i]);
     }
-    w.i64(c.launch.smem);
-  }
+    out.i64(c.launch.smem);
+  });
 }
 void decode(wire::Reader& r, Batch& b) {
-  b.flags = r.u32();
-  b.params.resize(r.count());
-  for (auto& p : b.params) p = r.f64();
-  b.calls.resize(r.count());
-  for (auto& c : b.calls) {
-    c.inputs.resize(r.count());
-    for (auto& t : c.inputs) get(r, t);
-    c.outputs.resize(r.count());
-    for (auto& t : c.outputs) get(r, t);
+  harness::decode_batch(r, b, [](wire::Reader& in, Call& c) {
     for (int i = 0; i < 3; ++i) {
-      c.launch.grid[i] = r.i64();
-      c.launch.block[i] = r.i64();
+      c.launch.grid[i] = in.i64();
+      c.launch.block[i] = in.i64();
     }
-    c.launch.smem = r.i64();
-  }
+    c.launch.smem = in.i64();
+  });
 }
 
 void encode(wire::Writer& w, const BatchReply& b) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/harness/tensor_codec.hpp"
 #include "runtime/core/wire.hpp"
 
 namespace kevolve::cuda {
@@ -57,13 +58,7 @@ struct Hello {
   std::string sandbox;  // the confinement in force when the candidate was loaded
 };
 
-struct GpuTensor {
-  int64_t offset = 0;
-  int32_t dtype = 0;
-  std::vector<int64_t> shape, strides;
-  int64_t bytes = 0;
-  int64_t snapshot_offset = -1;  // outputs: where the runner copies the output right after the end event
-};
+using GpuTensor = harness::ArenaTensor;  // outputs: snapshot_offset, where to copy them after the end event
 
 struct Launch {
   int64_t grid[3] = {1, 1, 1};

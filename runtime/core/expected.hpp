@@ -10,7 +10,7 @@
 namespace kevolve {
 
 template <class T>
-class Expected {
+class [[nodiscard]] Expected {
  public:
   Expected(T value) : value_(std::move(value)) {}
   // A failure with no more specific kind (Errc::failed).
@@ -32,6 +32,8 @@ class Expected {
   const std::string& error() const { return status_.message; }
   Errc code() const { return status_.code; }
   const Status& status() const { return status_; }
+  // Drops this result on purpose; `why` says, at the call, why a failure does not matter there.
+  void ignore(const char* why) const { (void)why; }
 
  private:
   Expected() = default;

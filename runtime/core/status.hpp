@@ -23,7 +23,9 @@ enum class Errc : uint8_t {
 // "not_found", "corrupt", ... (the code's name, for logs and JSON)
 const char* errc_name(Errc c);
 
-struct Status {
+// [[nodiscard]]: a Status that is dropped is a build error (-Werror=unused-result). A failure dropped on
+// purpose says why at the call: `store.write(b).ignore("the next checkpoint writes it again")`.
+struct [[nodiscard]] Status {
   Errc code = Errc::ok;
   std::string message;
 
@@ -33,6 +35,8 @@ struct Status {
   explicit operator bool() const { return ok(); }
   // "message" for a generic failure, "corrupt: message" otherwise; "ok" on success.
   std::string text() const;
+  // Drops this status on purpose; `why` says, at the call, why a failure does not matter there.
+  void ignore(const char* why) const { (void)why; }
 };
 
 }  // namespace kevolve

@@ -12,9 +12,11 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <atomic>
 #include <thread>
 
 #include "runtime/net/peer_proof.hpp"
+#include "runtime/core/log.hpp"
 
 namespace kevolve::net {
 namespace {
@@ -343,8 +345,12 @@ class Door : public Listener {
   explicit Door(ListenOptions o)
       : o_(std::move(o)), io_(std::make_shared<asio::io_context>()), acceptor_(*io_), retry_(*io_),
         tls_(ssl::context::tls),
-        log_(o_.log ? o_.log : [](const std::string& s) { std::cerr << s << "\n"; }, 10) {}
+        log_(o_.log ? o_.log : [](const std::string& s) { log::warn("") << s; }, 10) {}
+  // Links still open get up to 2 s to end (a link closing gracefully writes its last frames first, e.g.
+  // the node's "finished" to each evaluator), then every connection is cut.
   ~Door() override {
+    const auto until = Clock::now() + std::chrono::seconds(2);
+    while (links_.load() > 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     io_->stop();
     if (thread_.joinable()) thread_.join();
   }
@@ -528,7 +534,7 @@ class Door : public Listener {
   LogGate log_;
   std::thread thread_;
   uint16_t port_ = 0;
-  size_t links_ = 0;
+  std::atomic<size_t> links_{0};  // authenticated links not yet ended (changed on the I/O thread)
   std::map<std::string, Bucket> buckets_;
   std::list<std::weak_ptr<Session>> waiting_;  // unauthenticated, oldest first
 };

@@ -1,7 +1,7 @@
 // Fuzzing the byte codecs: the worker protocol's frames and records (runtime/core/wire,
 // runtime/records/records_codec) and the store's node and search records (runtime/records/field_codec
 // through storage/store.hpp). Properties: damaged bytes end in a decode error (wire::DecodeError from a
-// Reader, false from decode_node/decode_search) — never a crash, a hang, an allocation the bytes cannot
+// Reader, a corrupt status from decode_node/decode_search) — never a crash, a hang, an allocation the bytes cannot
 // justify or another exception; decode(encode(x)) == x for valid records; what decodes re-encodes stably.
 //
 // The binary corpus (tests/fuzz/corpus/{eval_request,eval_result,node,search,frames}) is written by the
@@ -99,14 +99,14 @@ TEST_CASE("fuzz: valid records survive encode and decode unchanged", "[fuzz]") {
   for (uint64_t i = 0; i < iterations(5000); ++i) {
     NodeRecord n;
     randomize(m, n);
-    NodeRecord n2;
-    REQUIRE(decode_node(encode_node(n), n2));
-    REQUIRE(encode_node(n2) == encode_node(n));
+    auto n2 = decode_node(encode_node(n));
+    REQUIRE(n2);
+    REQUIRE(encode_node(*n2) == encode_node(n));
     SearchRecord s;
     randomize(m, s);
-    SearchRecord s2;
-    REQUIRE(decode_search(encode_search(s), s2));
-    REQUIRE(encode_search(s2) == encode_search(s));
+    auto s2 = decode_search(encode_search(s));
+    REQUIRE(s2);
+    REQUIRE(encode_search(*s2) == encode_search(s));
     EvalResult e;
     randomize(m, e);
     auto e2 = decode_wire<EvalResult>(encoded(e));
@@ -121,20 +121,20 @@ TEST_CASE("fuzz: valid records survive encode and decode unchanged", "[fuzz]") {
 
 TEST_CASE("fuzz: damaged node and search records are refused, never a crash", "[fuzz]") {
   run_target("node", 20, 20000, true, [](const std::string& in, bool valid) -> std::string {
-    NodeRecord n;
-    const bool ok = decode_node(in, n);
-    if (valid && !ok) return "a corpus record did not decode";
-    NodeRecord again;
-    if (ok && (!decode_node(encode_node(n), again) || encode_node(again) != encode_node(n)))
+    const auto n = decode_node(in);
+    if (valid && !n) return "a corpus record did not decode";
+    if (!n) return "";
+    const auto again = decode_node(encode_node(*n));
+    if (!again || encode_node(*again) != encode_node(*n))
       return "a decoded record does not re-encode stably";
     return "";
   });
   run_target("search", 21, 15000, true, [](const std::string& in, bool valid) -> std::string {
-    SearchRecord s;
-    const bool ok = decode_search(in, s);
-    if (valid && !ok) return "a corpus record did not decode";
-    SearchRecord again;
-    if (ok && (!decode_search(encode_search(s), again) || encode_search(again) != encode_search(s)))
+    const auto s = decode_search(in);
+    if (valid && !s) return "a corpus record did not decode";
+    if (!s) return "";
+    const auto again = decode_search(encode_search(*s));
+    if (!again || encode_search(*again) != encode_search(*s))
       return "a decoded record does not re-encode stably";
     return "";
   });

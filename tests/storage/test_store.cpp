@@ -132,30 +132,31 @@ TEST_CASE("a checkpoint is a complete store of its own", "[store]") {
 }
 
 TEST_CASE("a corrupt record is skipped, not a crash", "[store]") {
-  NodeRecord n;
-  CHECK_FALSE(decode_node("garbage", n));
-  CHECK(decode_node(encode_node(node(5, 1.25)), n));
-  CHECK(n.id == 5);
-  CHECK(n.fitness == 1.25);
+  const auto bad = decode_node("garbage");
+  CHECK_FALSE(bad);
+  CHECK(bad.code() == Errc::corrupt);
+  const auto n = decode_node(encode_node(node(5, 1.25)));
+  REQUIRE(n);
+  CHECK(n->id == 5);
+  CHECK(n->fitness == 1.25);
 }
 
 TEST_CASE("a node keeps the device class that measured it, and nodes stored before classes still read", "[store]") {
   NodeRecord n = node(4, 2.5);
   n.device_class = "cuda:sm_90 NVIDIA H200";
-  NodeRecord back;
-  REQUIRE(decode_node(encode_node(n), back));
-  CHECK(back.device_class == "cuda:sm_90 NVIDIA H200");
-  CHECK(back.fitness == 2.5);
+  const auto back = decode_node(encode_node(n));
+  REQUIRE(back);
+  CHECK(back->device_class == "cuda:sm_90 NVIDIA H200");
+  CHECK(back->fitness == 2.5);
   // The layout before device classes: the same record without the trailing class string.
   n.device_class.clear();
   const std::string now = encode_node(n);
   const std::string before = now.substr(0, now.size() - 4);
-  NodeRecord old;
-  old.device_class = "stale";
-  REQUIRE(decode_node(before, old));
-  CHECK(old.device_class.empty());
-  CHECK(old.fitness == 2.5);
-  CHECK_FALSE(decode_node(before.substr(0, before.size() - 3), old));  // a truncated record is still refused
+  const auto old = decode_node(before);
+  REQUIRE(old);
+  CHECK(old->device_class.empty());
+  CHECK(old->fitness == 2.5);
+  CHECK_FALSE(decode_node(before.substr(0, before.size() - 3)));  // a truncated record is still refused
 }
 
 namespace {
@@ -204,27 +205,28 @@ TEST_CASE("records stored in the earlier layout still decode, and new ones begin
   n.candidate_ms = 1.25;
   n.reference_ms = 3.5;
   n.device_class = "cpu:znver3 AMD EPYC";
-  NodeRecord back;
-  REQUIRE(decode_node(old_layout_node(n, true), back));
-  CHECK(encode_node(back) == old_layout_node(n, true));
-  CHECK(back.parents == n.parents);
-  CHECK(back.params == n.params);
-  CHECK(back.device_class == n.device_class);
-  CHECK(back.candidate_ms == n.candidate_ms);
+  auto back = decode_node(old_layout_node(n, true));
+  REQUIRE(back);
+  CHECK(encode_node(*back) == old_layout_node(n, true));
+  CHECK(back->parents == n.parents);
+  CHECK(back->params == n.params);
+  CHECK(back->device_class == n.device_class);
+  CHECK(back->candidate_ms == n.candidate_ms);
   // Before device classes: the field is absent and reads as "".
-  REQUIRE(decode_node(old_layout_node(n, false), back));
-  CHECK(back.device_class.empty());
-  CHECK(back.reference_ms == n.reference_ms);
+  const auto before_classes = decode_node(old_layout_node(n, false));
+  REQUIRE(before_classes);
+  CHECK(before_classes->device_class.empty());
+  CHECK(before_classes->reference_ms == n.reference_ms);
   // Anything shorter than that is not a node.
   const std::string full = old_layout_node(n, false);
-  CHECK_FALSE(decode_node(full.substr(0, full.size() - 8), back));
-  CHECK_FALSE(decode_node(full + "x", back));
+  CHECK_FALSE(decode_node(full.substr(0, full.size() - 8)));
+  CHECK_FALSE(decode_node(full + "x"));
   // Operations are stored by name: a name that is no operation is not a node.
   std::string unknown_op = full;
   const size_t at = unknown_op.find("mutate");
   REQUIRE(at != std::string::npos);
   unknown_op.replace(at, 6, "mutant");
-  CHECK_FALSE(decode_node(unknown_op, back));
+  CHECK_FALSE(decode_node(unknown_op));
 
   SearchRecord s;
   s.id = "s1";
@@ -235,16 +237,18 @@ TEST_CASE("records stored in the earlier layout still decode, and new ones begin
   s.rng_state = "123 456";
   s.finished = true;
   s.stop_reason = "evaluation budget";
-  SearchRecord sb;
-  REQUIRE(decode_search(old_layout_search(s), sb));
+  const auto read = decode_search(old_layout_search(s));
+  REQUIRE(read);
+  const SearchRecord& sb = *read;
   // Written again, the earlier layout comes first and the fields added since follow it (a console
   // submission's flag, false for a record from before it).
   CHECK(encode_search(sb).rfind(old_layout_search(s), 0) == 0);
   CHECK_FALSE(sb.submitted);
-  SearchRecord submitted = sb, back_submitted;
+  SearchRecord submitted = sb;
   submitted.submitted = true;
-  REQUIRE(decode_search(encode_search(submitted), back_submitted));
-  CHECK(back_submitted.submitted);
+  const auto back_submitted = decode_search(encode_search(submitted));
+  REQUIRE(back_submitted);
+  CHECK(back_submitted->submitted);
   CHECK(sb.next_node == 42);
   CHECK(sb.finished);
   CHECK(sb.stop_reason == s.stop_reason);

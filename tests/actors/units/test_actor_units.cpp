@@ -80,7 +80,6 @@ operator_actor::behavior_type counting_operator(operator_actor::pointer self, st
     std::vector<MakeReply> out;
     for (size_t i = 0; i < reqs.size(); ++i) {
       MakeReply r;
-      r.ok = true;
       const int n = ++*made;
       r.candidate.source = "kernel " + std::to_string(n);
       r.candidate.entry = "kernel";
