@@ -186,6 +186,19 @@ void compare_ints(CompareReport& r, const T* out, const T* ref, int64_t n) {
 
 }  // namespace
 
+CompareReport compare_at(const void* out, const void* ref, DType d, const std::vector<int64_t>& at,
+                         const CompareOptions& o) {
+  const size_t es = static_cast<size_t>(dtype_size(d));
+  std::vector<char> o_at(at.size() * es), r_at(at.size() * es);
+  for (size_t k = 0; k < at.size(); ++k) {
+    std::memcpy(o_at.data() + k * es, static_cast<const char*>(out) + static_cast<size_t>(at[k]) * es, es);
+    std::memcpy(r_at.data() + k * es, static_cast<const char*>(ref) + static_cast<size_t>(at[k]) * es, es);
+  }
+  CompareReport r = compare(o_at.data(), r_at.data(), d, static_cast<int64_t>(at.size()), o);
+  if (r.worst >= 0) r.worst = at[static_cast<size_t>(r.worst)];
+  return r;
+}
+
 CompareReport compare(const void* out, const void* ref, DType d, int64_t n, const CompareOptions& o) {
   CompareReport r;
   if (o.check_poison) {

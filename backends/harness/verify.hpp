@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/records/problem.hpp"
 
@@ -38,6 +39,13 @@ double magnitude_bound(const Tolerance& t);
 
 // Compares n elements of `out` against `ref`.
 CompareReport compare(const void* out, const void* ref, DType d, int64_t n, const CompareOptions& o);
+
+// compare() on the elements at the flat indices `at` only (the report's counts are over those; its worst is
+// a flat index into the whole buffer). For checks repeated on every timed run, where a check of every
+// element would cost more than the runs: positions drawn afresh each time, unknown to the candidate, catch
+// skipped or stale work on any but a vanishing share of the output.
+CompareReport compare_at(const void* out, const void* ref, DType d, const std::vector<int64_t>& at,
+                         const CompareOptions& o);
 
 // True when `out` equals `ref` within the tolerance — used to recognise a stale answer (the reference
 // of an earlier trial or of the data a buffer held before).

@@ -16,6 +16,26 @@
 
 namespace kevolve::harness {
 
+// The peak of this process's resident memory starts again from what it holds now (Linux: clear_refs 5).
+inline void restart_peak_rss() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+
+// This process's peak resident memory since the last restart_peak_rss (VmHWM), in MiB; 0 when unknown.
+inline double peak_rss_mb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  double kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb / 1024;
+}
+
 // `name`: the worker's program name (for the usage message); `runner`: its runner's file name, looked up
 // next to the worker; `evaluate` judges one request. Returns the process exit status.
 inline int serve_worker(int argc, const char* name, const char* runner,
@@ -38,7 +58,9 @@ inline int serve_worker(int argc, const char* name, const char* runner,
     try {
       wire::Reader rd(*frame);
       decode(rd, q);
+      restart_peak_rss();
       r = evaluate(q, runner_path);
+      r.evaluator_peak_rss_mb = peak_rss_mb();
     } catch (const wire::DecodeError& e) {
       r.status = EvalStatus::harness_error;
       r.reason = "protocol";

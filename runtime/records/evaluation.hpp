@@ -86,6 +86,9 @@ struct EvalResult {
   // 0 when unknown or not a GPU. With `device` and `peak_gbps` they describe the machine to an operator.
   int32_t sms = 0;
   int64_t l2_bytes = 0;
+  // The evaluator process's peak resident memory during this evaluation (MiB; its data cache included),
+  // measured by the worker around each request; 0 when unknown.
+  double evaluator_peak_rss_mb = 0;
 };
 
 }  // namespace kevolve

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <list>
@@ -43,6 +44,27 @@ struct Verdict {
 
 enum class Phase { verify, refill, timed };
 
+using Clock = std::chrono::steady_clock;
+
+// Positions of each output checked after every timed run (see check()).
+constexpr int64_t kTimedPositions = 1 << 16;
+double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Where the timing's seconds went, for the profile's "evaluation phases" line.
+struct TimingPhases {
+  double sets = 0, dry = 0, refresh = 0, reference = 0, candidate = 0, checks = 0, bandwidth = 0;
+  int passes = 0, attempts = 0, sets_made = 0;
+  std::string text() const {
+    std::ostringstream os;
+    os.precision(3);
+    os << sets_made << " rotation sets made in " << sets << " s, runner cost " << dry << " s, " << passes
+       << " candidate passes " << candidate << " s (of which output checks " << checks << " s), reference "
+       << reference << " s, fresh inputs " << refresh << " s, " << attempts << " attempt(s), bandwidth "
+       << bandwidth << " s";
+    return os.str();
+  }
+};
+
 class Evaluation {
  public:
   Evaluation(const EvalRequest& q, std::string runner)
@@ -78,18 +100,35 @@ class Evaluation {
                     arena_.fd(),          arena_.size(),    threads_,
                     opt_.memory_limit_mb, opt_.cpu_limit_s, on(Detector::isolation)};
     RunnerFailure f;
+    const auto t_start = Clock::now();
     if (!runner_.start(rc, std::max(30.0, opt_.call_timeout_s), f)) return fail(f, "loading the candidate");
+    const auto t_loaded = Clock::now();
     res_.sandbox = rc.sandbox ? runner_.sandbox() : "off (the isolation detector is switched off)";
 
     std::vector<std::pair<std::string, ShapeBinding>> shapes;
     for (size_t i = 0; i < spec_.verify.size(); ++i)
       shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
     shapes.push_back({"bench", spec_.bench});
-    for (size_t s = 0; s < shapes.size(); ++s)
+    std::ostringstream verified;  // per shape: its seconds
+    verified.precision(3);
+    for (size_t s = 0; s < shapes.size(); ++s) {
+      const auto t0 = Clock::now();
       if (auto v = verify_shape(s, shapes[s].first, shapes[s].second)) return finish(*v);
+      verified << (s ? ", " : "") << shapes[s].first << " " << secs(t0, Clock::now());
+    }
+    const auto t_verified = Clock::now();
     res_.shapes = static_cast<int>(shapes.size());
     res_.trials = opt_.trials;
     if (auto v = time_bench()) return finish(*v);
+    {
+      std::ostringstream ph;
+      ph.precision(3);
+      ph << "evaluation phases: runner start and load " << secs(t_start, t_loaded) << " s, verification "
+         << secs(t_loaded, t_verified) << " s (" << verified.str() << "; data generated " << generated_ << " times in "
+         << generate_s_ << " s, from the worker's cache " << cached_ << " times), timing "
+         << secs(t_verified, Clock::now()) << " s (" << timing_.text() << ")\n";
+      res_.profile += ph.str();
+    }
     res_.status = EvalStatus::ok;
     res_.reason.clear();
     std::ostringstream os;
@@ -136,8 +175,14 @@ class Evaluation {
   // Inputs + reference outputs for one shape and seed (the reference runs on its own clones).
   std::optional<Verdict> make_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
     const std::string key = spec_key_ + "|" + shape_string(shape) + "|" + std::to_string(seed);
-    if (DataCache::instance().get(key, inputs, expected)) return std::nullopt;
+    if (DataCache::instance().get(key, inputs, expected)) {
+      ++cached_;
+      return std::nullopt;
+    }
+    const auto t0 = Clock::now();
     auto v = compute_data(shape, seed, inputs, expected);
+    ++generated_;
+    generate_s_ += secs(t0, Clock::now());
     if (!v) DataCache::instance().put(key, inputs, expected);
     return v;
   }
@@ -166,10 +211,16 @@ class Evaluation {
 
   // Clones of `inputs` in the order the reference takes them (matched by name; checked in run()).
   Tensors for_reference(const Tensors& inputs) const {
+    Tensors out = in_reference_order(inputs);
+    for (auto& t : out) t = t.clone();
+    return out;
+  }
+  // `inputs` themselves (the same tensors, no copy) in the order the reference takes them.
+  Tensors in_reference_order(const Tensors& inputs) const {
     Tensors out;
     for (auto& name : ref_->inputs)
       for (size_t i = 0; i < spec_.inputs.size(); ++i)
-        if (spec_.inputs[i].name == name) out.push_back(inputs[i].clone());
+        if (spec_.inputs[i].name == name) out.push_back(inputs[i]);
     return out;
   }
 
@@ -227,7 +278,7 @@ class Evaluation {
     for (auto& t : s.call.inputs) arena_.release(t.offset, t.bytes);
     for (auto& t : s.call.outputs) {
       arena_.release(t.offset, t.bytes);
-      arena_.release(t.snapshot_offset, t.bytes);
+      if (t.snapshot_offset >= 0) arena_.release(t.snapshot_offset, t.bytes);
     }
   }
 
@@ -276,8 +327,13 @@ class Evaluation {
       const DType d = spec_.outputs[i].dtype;
       const Tolerance tol = spec_.tolerances.at(d);
       const int64_t n = s.expected[i].numel();
-      auto rep = harness::compare(arena_.at(t.offset), s.expected[i].data_ptr(), d, n,
-                                  harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
+      const harness::CompareOptions how{tol, on(Detector::poison), on(Detector::magnitude)};
+      // Timed runs: every output is checked at positions drawn afresh for each run (verification runs
+      // check every element). A candidate that skips or reuses work on more than a sliver of its output is
+      // caught; a sliver would not make it measurably faster.
+      auto rep = phase == Phase::timed && n > 4 * kTimedPositions
+                     ? harness::compare_at(arena_.at(t.offset), s.expected[i].data_ptr(), d, drawn_positions(n), how)
+                     : harness::compare(arena_.at(t.offset), s.expected[i].data_ptr(), d, n, how);
       if (rep.ok) {
         if (rep.max_abs >= res_.max_abs_err) {
           res_.max_abs_err = rep.max_abs;
@@ -317,6 +373,16 @@ class Evaluation {
       return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
     }
     return std::nullopt;
+  }
+
+  // kTimedPositions flat indices below n, drawn from this evaluation's own random source (the candidate
+  // cannot know them) and sorted (the gather then walks the buffer forwards).
+  std::vector<int64_t> drawn_positions(int64_t n) {
+    std::uniform_int_distribution<int64_t> pick(0, n - 1);
+    std::vector<int64_t> at(static_cast<size_t>(kTimedPositions));
+    for (auto& i : at) i = pick(positions_rng_);
+    std::sort(at.begin(), at.end());
+    return at;
   }
 
   std::optional<Verdict> verify_shape(size_t index, const std::string& label, const ShapeBinding& shape) {
@@ -365,12 +431,13 @@ class Evaluation {
     return std::nullopt;
   }
 
-  // One rotation set of the timing: its slot in the arena, the pristine inputs new values are made from,
-  // and the clones the reference is bound to.
+  // One rotation set of the timing: its slot in the arena, the pristine inputs new values are made from
+  // (one generated set, shared by every rotation set and never written), and the reference bound to the
+  // slot's private inputs (the evaluator's memory, which the runner cannot reach; the references are
+  // functional: they never write their inputs).
   struct TimingSet {
     Slot slot;
     Tensors pristine;  // spec order, as generated
-    Tensors ref_in;    // reference order, the reference's own copies
     BoundReference bound;
   };
 
@@ -378,7 +445,7 @@ class Evaluation {
   // sampled values can answer from an earlier pass), drawn so that the generator's promises still hold:
   // normal/uniform inputs are scaled towards their mean/lower bound by a random factor in [0.95, 1);
   // iid integer inputs (randint, ids_from) are permuted; structured inputs (sorted keys, offsets,
-  // segments) keep their values. Writes the values into the arena and the reference's copies.
+  // segments) keep their values. Writes the values into the slot's inputs (the reference's) and the arena.
   void refresh(TimingSet& t, std::mt19937_64& rng) {
     std::uniform_real_distribution<double> u(0.95, 1.0);
     for (size_t i = 0; i < spec_.inputs.size(); ++i) {
@@ -388,7 +455,9 @@ class Evaluation {
       if ((g.kind == "normal" || g.kind == "uniform") && p.is_floating_point()) {
         const double centre = g.kind == "normal" ? (g.numbers.count("mean") ? g.numbers.at("mean") : 0.0)
                                                  : (g.numbers.count("low") ? g.numbers.at("low") : 0.0);
-        x.copy_(p.sub(centre).mul_(u(rng)).add_(centre));
+        const double f = u(rng);  // x = centre + (p - centre) * f, written in place (no temporary)
+        at::mul_out(x, p, f);
+        if (centre != 0) x.add_(centre * (1 - f));
       } else if ((g.kind == "randint" || g.kind == "ids_from") && p.numel() > 1) {
         at::Generator gen = at::detail::createCPUGenerator(rng());
         const at::Tensor perm = at::randperm(p.numel(), gen, at::kLong);
@@ -398,41 +467,43 @@ class Evaluation {
       }
       std::memcpy(arena_.at(t.slot.call.inputs[i].offset), x.data_ptr(),
                   static_cast<size_t>(t.slot.call.inputs[i].bytes));
-      for (size_t j = 0; j < ref_->inputs.size(); ++j)
-        if (ref_->inputs[j] == spec_.inputs[i].name) t.ref_in[j].copy_(x);
     }
-    t.bound = ref_->bind(t.ref_in, params_);
+    t.bound = ref_->bind(in_reference_order(t.slot.inputs), params_);
   }
 
   std::optional<Verdict> time_bench() {
     // Rotation sets: together larger than the last-level cache so no timed call finds its data warm.
+    // One generated set (inputs and reference outputs) seeds every rotation set: with fresh_data each set
+    // gets new values before every pass (refresh), so more generated sets would only cost time and memory;
+    // without it every set holds the same data, as before.
+    const auto t_sets = Clock::now();
+    Tensors base_in, base_exp;
+    if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 2000), base_in, base_exp)) return v;
     int64_t set_bytes = 0;
-    {
-      Tensors in, exp;
-      if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 0), in, exp)) return v;
-      for (auto& t : in) set_bytes += t.numel() * t.element_size();
-      for (auto& t : exp) set_bytes += t.numel() * t.element_size();
-    }
+    for (auto& t : base_in) set_bytes += t.numel() * t.element_size();
+    for (auto& t : base_exp) set_bytes += t.numel() * t.element_size();
     const int64_t rotate = opt_.rotate_bytes > 0 ? opt_.rotate_bytes : 2 * last_level_cache_bytes();
     const int64_t m = std::clamp<int64_t>((rotate + set_bytes - 1) / std::max<int64_t>(set_bytes, 1), 2, 64);
     const bool fresh = on(Detector::fresh_data);
     std::list<TimingSet> sets;  // stable addresses: slots are referenced by pointer
     for (int64_t i = 0; i < m; ++i) {
-      Tensors in, exp;
-      if (auto v = make_data(spec_.bench, seed_for(spec_.verify.size(), 2000 + static_cast<uint64_t>(i)), in, exp))
-        return v;
       TimingSet t;
-      for (auto& x : in) t.pristine.push_back(x);
-      for (auto& x : in) x = x.clone();  // the data cache keeps its own tensors; these values will change
-      for (auto& x : exp) x = x.clone();
-      t.ref_in = for_reference(in);
-      t.bound = ref_->bind(t.ref_in, params_);
+      t.pristine = base_in;  // the data cache's tensors: read, never written
+      Tensors in, exp;
+      for (auto& x : base_in) in.push_back(x.clone());  // these values change with every pass
+      for (auto& x : base_exp) exp.push_back(x.clone());
+      // Snapshot places too, though timed batches take no snapshot: their pages are never touched (no
+      // memory), and every set is laid out in the arena as a verification slot is.
       t.slot = make_slot(std::move(in), std::move(exp));
+      t.bound = ref_->bind(in_reference_order(t.slot.inputs), params_);
       sets.push_back(std::move(t));
     }
     std::vector<Slot*> all;
     for (auto& t : sets) all.push_back(&t.slot);
     std::mt19937_64 rng(mix_seed(opt_.seed, 7001, 0));
+    timing_.sets_made = static_cast<int>(m);
+    timing_.sets = secs(t_sets, Clock::now());
+    const auto t_dry = Clock::now();
 
     // The runner's own cost of a pass (poison, snapshots, thread counts, the pipes), on this clock.
     double dry_ns = 0;
@@ -446,11 +517,14 @@ class Evaluation {
       }
       dry_ns = *std::min_element(d.begin(), d.end());
     }
+    timing_.dry = secs(t_dry, Clock::now());
 
     std::vector<double> inside, outside;  // per pass: the runner's summed call times; this clock's, less the dry cost
     std::vector<double> waited;           // per pass: the runner's main thread runnable but without a CPU (ns)
     bool late_threads = false;
     auto candidate_pass = [&](std::vector<double>* samples) -> std::optional<Verdict> {
+      const auto t_pass = Clock::now();
+      ++timing_.passes;
       std::vector<CallOutcome> out;
       // Outputs are poisoned by a batch of their own, so the timed window holds only the calls; the
       // runner is stopped the moment it answers, so nothing it left running can still write the outputs
@@ -464,6 +538,7 @@ class Evaluation {
       const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       const int64_t waited_after = runner_.waited_ns(), self_after = process::this_thread_waited_ns();
       runner_.pause();
+      const auto t_checks = Clock::now();
       double sum = 0;
       for (size_t i = 0; i < all.size(); ++i) {
         if (on(Detector::timed_outputs)) {
@@ -476,6 +551,8 @@ class Evaluation {
         late_threads |= out[i].late_threads > 0;
         if (samples) samples->push_back(static_cast<double>(out[i].ns));
       }
+      timing_.checks += secs(t_checks, Clock::now());
+      timing_.candidate += secs(t_pass, Clock::now());
       if (samples) {
         inside.push_back(sum);
         outside.push_back(wall - dry_ns);
@@ -499,7 +576,10 @@ class Evaluation {
     auto reference_pass = [&](std::vector<double>* samples) {
       runner_.pause();
       for (auto& t : sets) {
+        const auto t_refresh = Clock::now();
         if (fresh) refresh(t, rng);
+        const auto t_ref = Clock::now();
+        timing_.refresh += secs(t_refresh, t_ref);
         double best_ns = 0, best_waited = 0;
         for (int take = 0; take < 4; ++take) {
           // Off the CPU for a moment before a retake: a woken sleeper is scheduled ahead of a busy neighbour.
@@ -528,6 +608,7 @@ class Evaluation {
           }
           samples->push_back(best_ns);
         }
+        timing_.reference += secs(t_ref, Clock::now());
       }
       runner_.resume();
     };
@@ -547,6 +628,7 @@ class Evaluation {
     // Timed up to three times while the evaluator's clock disagrees with the runner's: a burst of other work
     // on the machine passes, a forged clock or report does not (check_times judges the last attempt).
     for (int attempt = 1;; ++attempt) {
+      timing_.attempts = attempt;
       cand.clear();
       ref.clear();
       ref_starved_ = 0;
@@ -569,9 +651,15 @@ class Evaluation {
     if (auto f = eval_expr(spec_.roofline_flops, spec_.bench, err); f && res_.candidate.median_ms > 0)
       res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
     for (auto& t : sets) release(t.slot);
+    sets.clear();  // before the copy below: its buffers take the memory the sets held, not more
+    all.clear();
+    base_in.clear();
+    base_exp.clear();
     // The device's copy bandwidth for the diagnosis: a copy over the timing's working set with the
     // evaluation's threads, the floor the candidate's roofline bytes are placed against.
+    const auto t_bw = Clock::now();
     if (bytes) res_.peak_gbps = copy_gbps(m * set_bytes);
+    timing_.bandwidth = secs(t_bw, Clock::now());
     return check_times(inside, outside, waited, dry_ns, late_threads, bytes ? *bytes : 0, m * set_bytes);
   }
 
@@ -672,6 +760,10 @@ class Evaluation {
   std::string spec_key_;  // identifies the spec's content in the data cache
   int threads_ = 1;
   int64_t ref_starved_ = 0;  // timed reference calls still starved after their retakes (time_bench)
+  int generated_ = 0, cached_ = 0;  // data made (inputs and reference outputs) and taken from the cache
+  double generate_s_ = 0;
+  TimingPhases timing_;
+  std::mt19937_64 positions_rng_{std::random_device{}()};  // where timed runs' outputs are checked
 };
 
 }  // namespace

@@ -63,3 +63,20 @@ TEST_CASE("rounding-level differences pass every check and report the worst elem
   CHECK(r.worst == 17);
   CHECK(r.max_abs == Approx(2e-6).epsilon(0.1));
 }
+
+TEST_CASE("a check at drawn positions sees what is at them, and names the worst by its place in the whole output",
+          "[verify]") {
+  std::vector<float> out(1000, 2.0f), ref(1000, 2.0f);
+  out[700] = 2.5f;                                 // a wrong value
+  poison_fill(out.data() + 900, DType::float32, 1);  // an element never written
+  const CompareOptions how{Tolerance{1e-5, 1e-5}, true, true};
+  CHECK(compare_at(out.data(), ref.data(), DType::float32, {1, 50, 699, 701}, how).ok);
+  auto wrong = compare_at(out.data(), ref.data(), DType::float32, {1, 50, 700, 999}, how);
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.mismatches == 1);
+  CHECK(wrong.worst == 700);
+  auto unwritten = compare_at(out.data(), ref.data(), DType::float32, {3, 900}, how);
+  CHECK_FALSE(unwritten.ok);
+  CHECK(unwritten.unwritten == 1);
+  CHECK(unwritten.worst == 900);
+}

@@ -49,6 +49,8 @@ void print_human(const ProblemSpec& p, const EvalResult& r) {
   }
   std::cout << "sandbox:    " << (r.sandbox.empty() ? "none reported by this backend" : r.sandbox) << "\n";
   if (!r.profile.empty()) std::cout << "profile:\n" << r.profile << "\n";
+  if (r.evaluator_peak_rss_mb > 0)
+    std::cout << "evaluator peak memory: " << static_cast<int64_t>(r.evaluator_peak_rss_mb) << " MiB (its data cache included)\n";
   if (r.status == EvalStatus::compile_error) std::cout << "compiler output:\n" << r.compile_log << "\n";
   if (!r.runner_log.empty() && r.status != EvalStatus::ok) std::cout << "candidate stderr:\n" << r.runner_log << "\n";
   if (!r.detectors.all_on()) {
@@ -82,7 +84,8 @@ void print_json(const ProblemSpec& p, const EvalResult& r) {
             << ",\"candidate_gbps\":" << number(r.candidate_gbps)
             << ",\"candidate_gflops\":" << number(r.candidate_gflops) << ",\"detectors_off\":[" << off << "]"
             << ",\"sandbox\":" << quote(r.sandbox) << ",\"compile_log\":" << quote(r.compile_log)
-            << ",\"runner_log\":" << quote(r.runner_log) << ",\"profile\":" << quote(r.profile) << "}\n";
+            << ",\"runner_log\":" << quote(r.runner_log) << ",\"profile\":" << quote(r.profile)
+            << ",\"evaluator_peak_rss_mb\":" << number(r.evaluator_peak_rss_mb) << "}\n";
 }
 
 int run_eval(const EvalArgs& a) {
