@@ -4,8 +4,10 @@
 // not from how fast this machine is.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include "tests/backends/cpu/eval_helpers.hpp"
@@ -94,12 +96,24 @@ TEST_CASE("a kernel that busy-waits until 40 ms after its start is never timed b
 
 TEST_CASE("a reference made three times slower shows up as a three times higher speedup", "[cpu][timing]") {
   const std::string kernel = gelu_kernel(1, 0);
-  const EvalResult normal = eval_gelu(kernel);
-  // A worker of its own, started with the testing aid that computes the reference 3 times per timed call.
-  setenv("KEVOLVE_TEST_REFERENCE_REPEAT", "3", 1);
-  cpu::CpuBackend slowed(std::string(KEVOLVE_BIN_DIR) + "/kevolve-cpu-eval");
-  const EvalResult slow_ref = eval_gelu(kernel, slowed);
-  unsetenv("KEVOLVE_TEST_REFERENCE_REPEAT");
+  EvalResult normal, slow_ref;
+  // The two evaluations compare the same candidate: when other work on the machine moved the candidate's
+  // own time by more than 20 % between them, the pair is measured again (three pairs at most; the checks
+  // below judge the last).
+  bool steady = false;
+  for (int pair = 0; pair < 3 && !steady; ++pair) {
+    normal = eval_gelu(kernel);
+    // A worker of its own, started with the testing aid that computes the reference 3 times per timed call.
+    setenv("KEVOLVE_TEST_REFERENCE_REPEAT", "3", 1);
+    cpu::CpuBackend slowed(std::string(KEVOLVE_BIN_DIR) + "/kevolve-cpu-eval");
+    slow_ref = eval_gelu(kernel, slowed);
+    unsetenv("KEVOLVE_TEST_REFERENCE_REPEAT");
+    const double drift = slow_ref.candidate.median_ms / std::max(normal.candidate.median_ms, 1e-9);
+    steady = drift > 1 / 1.2 && drift < 1.2;
+    if (!steady && pair < 2)
+      std::cout << "the candidate's own time moved " << drift << "x between the two evaluations: measured again"
+              << std::endl;
+  }
   INFO("reference " << normal.reference.median_ms << " -> " << slow_ref.reference.median_ms << " ms; speedup "
                     << normal.speedup << " -> " << slow_ref.speedup);
   const double ref_ratio = slow_ref.reference.median_ms / normal.reference.median_ms;
@@ -108,6 +122,14 @@ TEST_CASE("a reference made three times slower shows up as a three times higher 
   // The candidate is the same: its speedup grows by the reference's factor, within the candidate's own noise.
   const double speedup_ratio = slow_ref.speedup / normal.speedup;
   CHECK(speedup_ratio == Approx(ref_ratio * normal.candidate.median_ms / slow_ref.candidate.median_ms).epsilon(1e-6));
-  CHECK(speedup_ratio > 2.0);
-  CHECK(speedup_ratio < 4.5);
+  // The speedup's own factor is judged when the candidate held still between the two evaluations; when
+  // it moved by over 20 % in every pair (a machine busy with other work), the reference's factor and the
+  // identity above still are.
+  if (steady) {
+    CHECK(speedup_ratio > 2.0);
+    CHECK(speedup_ratio < 4.5);
+  } else {
+    std::cout << "the candidate's time moved by over 20 % in three pairs: the speedup's factor (" << speedup_ratio
+              << ") is not judged" << std::endl;
+  }
 }
