@@ -33,7 +33,6 @@ inline const char* const kParamsIndexed = "kevolve:params-indexed";
 // that opens with less lost confirmed writes (a log deleted or cut short), which RocksDB alone does not see
 // when the log was still open. 0 when there is no mark (checkpoints, stores written before it existed).
 uint64_t read_confirmed(const std::string& store);
-void write_confirmed(const std::string& store, uint64_t sequence);
 void forget_confirmed(const std::string& store);  // after a repair: what is there now is the new truth
 // The same mark kept by a writer: the file stays open and each write overwrites the number in place.
 class ConfirmedMark {

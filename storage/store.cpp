@@ -525,17 +525,6 @@ uint64_t read_confirmed(const std::string& store) {
   return in >> v ? v : 0;
 }
 
-void write_confirmed(const std::string& store, uint64_t sequence) {
-  const std::string tmp = confirmed_path(store) + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << sequence << "\n";
-    if (!out) return;  // no mark: a later check sees an older one, never a false alarm
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, confirmed_path(store), ec);
-}
-
 ConfirmedMark::~ConfirmedMark() {
   if (fd_ >= 0) close(fd_);
 }

@@ -14,6 +14,7 @@
 
 #include "tests/actors/dashboard/cdp_client.hpp"
 #include "tests/actors/dashboard/dashboard_test_helpers.hpp"
+#include "tests/test_support/skip.hpp"
 
 namespace kevolve::dashboard_test {
 
@@ -28,6 +29,16 @@ inline std::string find_chromium() {
       if (access(p.c_str(), X_OK) == 0) return p;
     }
   return "";
+}
+
+// find_chromium(), or "" after saying the test is skipped and why (no chromium on this machine).
+inline std::string chromium_or_skip() {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    kevolve::test::say_skipped(
+        "no chromium ($KEVOLVE_CHROMIUM, or chromium / chromium-browser on the PATH; Debian: apt-get install "
+        "--no-install-recommends chromium)");
+  return chromium;
 }
 
 inline std::string artefact_dir() {

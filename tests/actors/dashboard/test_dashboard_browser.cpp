@@ -11,7 +11,6 @@
 #include "cdp_client.hpp"
 #include "chromium.hpp"
 #include "dashboard_test_helpers.hpp"
-#include "tests/test_support/skip.hpp"
 
 using namespace kevolve::dashboard_test;
 namespace fs = std::filesystem;
@@ -69,13 +68,8 @@ std::string api_state(uint16_t port) {
 }  // namespace
 
 TEST_CASE("headless Chromium: the live dashboard of kevolve run --serve, and report.html", "[dashboard][browser]") {
-  const std::string chromium = find_chromium();
-  if (chromium.empty()) {
-    kevolve::test::say_skipped(
-        "no chromium ($KEVOLVE_CHROMIUM, or chromium / chromium-browser on the PATH; Debian: apt-get install "
-        "--no-install-recommends chromium)");
-    return;
-  }
+  const std::string chromium = chromium_or_skip();
+  if (chromium.empty()) return;
   const std::string shots = artefact_dir();
   std::cout << "screenshots: " << shots << std::endl;
   TempDir t;

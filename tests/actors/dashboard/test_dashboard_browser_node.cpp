@@ -11,7 +11,6 @@
 #include <chrono>
 
 #include "chromium.hpp"
-#include "tests/test_support/skip.hpp"
 
 using namespace kevolve::dashboard_test;
 
@@ -41,13 +40,8 @@ struct Tab {
 
 TEST_CASE("headless Chromium: a busy node's dashboard in nine open tabs (event stream and polling)",
           "[dashboard][browser]") {
-  const std::string chromium = find_chromium();
-  if (chromium.empty()) {
-    kevolve::test::say_skipped(
-        "no chromium ($KEVOLVE_CHROMIUM, or chromium / chromium-browser on the PATH; Debian: apt-get install "
-        "--no-install-recommends chromium)");
-    return;
-  }
+  const std::string chromium = chromium_or_skip();
+  if (chromium.empty()) return;
   TempDir t;
   bool started = false;
   const BusyNode n = start_node_with_evaluator(t.path, "busy-node", 64, 1, started);
