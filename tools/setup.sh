@@ -11,6 +11,7 @@ packages=(
   libkainjow-mustache-dev                   # kernel templates
   libxapian-dev                             # knowledge-base retrieval (BM25)
   libboost-dev libssl-dev libsimdjson-dev   # LLM providers (HTTP/HTTPS client, JSON replies)
+  zlib1g-dev                                # LLM replies a proxy gzipped
   libseccomp-dev                            # candidate runner sandbox
   librocksdb-dev                            # the search store (storage/ only)
   libcaf-dev                                # the actor engine (actors/ only)

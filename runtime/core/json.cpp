@@ -3,9 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "runtime/core/utf8.hpp"
+
 namespace kevolve::json {
 
-std::string quote(const std::string& s) {
+std::string quote(const std::string& raw) {
+  // JSON text is UTF-8: bytes that are not (a reply cut mid-character, a binary file) become U+FFFD.
+  const std::string s = utf8::valid(raw) ? raw : utf8::repair(raw);
   std::string o = "\"";
   for (unsigned char c : s) {
     switch (c) {

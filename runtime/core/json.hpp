@@ -4,7 +4,7 @@
 
 namespace kevolve::json {
 
-std::string quote(const std::string& s);  // a JSON string literal, escaped
+std::string quote(const std::string& s);  // a JSON string literal, escaped; bytes not UTF-8 become U+FFFD
 std::string number(double v);             // finite numbers as-is, NaN/Inf as null
 
 }  // namespace kevolve::json

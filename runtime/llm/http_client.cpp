@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/llm/content_coding.hpp"
+
 namespace kevolve::llm {
 
 namespace beast = boost::beast;
@@ -45,12 +47,17 @@ Expected<Url> parse_url(const std::string& url) {
 
 namespace {
 
+constexpr size_t kMaxBody = 64u << 20;  // a reply's body, as sent and as decoded
+
 template <class Stream>
 Expected<HttpResponse> exchange(net::io_context& ioc, Stream& stream, const Url& url,
                                 const std::map<std::string, std::string>& headers, const std::string& body,
                                 std::chrono::steady_clock::time_point deadline, beast::tcp_stream& lowest) {
   http::request<http::string_body> req{http::verb::post, url.target, 11};
-  req.set(http::field::host, url.host);
+  // Host names the port unless it is the scheme's default (RFC 9110 7.2); an IPv6 literal keeps its brackets.
+  const bool default_port = url.port == (url.tls ? "443" : "80");
+  req.set(http::field::host, default_port ? url.host : url.host + ":" + url.port);
+  req.set(http::field::accept_encoding, "gzip, deflate");
   req.set(http::field::content_type, "application/json");
   req.set(http::field::user_agent, "kevolve");
   for (auto& [k, v] : headers) req.set(k, v);
@@ -59,7 +66,7 @@ Expected<HttpResponse> exchange(net::io_context& ioc, Stream& stream, const Url&
   beast::error_code ec;
   beast::flat_buffer buf;
   http::response_parser<http::string_body> parser;
-  parser.body_limit(64u << 20);
+  parser.body_limit(kMaxBody);
   bool done = false;
   lowest.expires_at(deadline);
   http::async_write(stream, req, [&](beast::error_code e, size_t) {
@@ -93,6 +100,13 @@ Expected<HttpResponse> exchange(net::io_context& ioc, Stream& stream, const Url&
     r.headers[name] = std::string(f.value());
   }
   r.body = std::move(msg.body());
+  if (auto enc = r.headers.find("content-encoding"); enc != r.headers.end()) {
+    auto plain = decode_content(enc->second, std::move(r.body), kMaxBody);
+    if (!plain) return Expected<HttpResponse>::failure(plain.status());
+    r.body = std::move(*plain);
+    r.decoded_from = enc->second;
+    r.headers.erase(enc);
+  }
   return r;
 }
 

@@ -64,6 +64,8 @@ Expected<std::vector<JournalEntry>> read_journal(const std::string& path, const 
     e.request_id = str(o, "request_id");
     e.finish_reason = str(o, "finish_reason");
     e.error = str(o, "error");
+    if (auto body = str(o, "body"); !body.empty()) e.error += ": " + body;
+    if (auto b64 = str(o, "body_base64"); !b64.empty()) e.error += " (the body, not UTF-8, as base64: " + b64 + ")";
     e.text = str(o, "text");
     e.has_reply = !o["input_tokens"].error();
     e.input_tokens = num(o, "input_tokens");

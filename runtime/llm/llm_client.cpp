@@ -1,7 +1,5 @@
 #include "runtime/llm/llm_client.hpp"
 
-#include <simdjson.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +7,7 @@
 #include <fstream>
 
 #include "runtime/core/json.hpp"
+#include "runtime/core/utf8.hpp"
 #include "runtime/llm/error_policy.hpp"
 
 namespace kevolve::llm {
@@ -59,55 +58,13 @@ std::string LlmClient::request_body(const std::string& model, const std::string&
   const ModelOptions o = c_.options_for(model);
   // Anthropic's Messages API knows only max_tokens; OpenAI's reasoning models only max_completion_tokens.
   const std::string tokens = c_.provider == "anthropic" ? "max_tokens" : o.token_parameter;
-  std::string b = "{\"model\":" + quote(model) + ",\"" + tokens + "\":" + std::to_string(max_tokens);
+  // stream false said outright: Ollama's own /api/chat streams unless told not to.
+  std::string b = "{\"model\":" + quote(model) + ",\"stream\":false,\"" + tokens + "\":" + std::to_string(max_tokens);
   if (o.send_temperature) b += ",\"temperature\":" + number(o.temperature);
   if (c_.provider == "anthropic")
     return b + ",\"system\":" + quote(system) + ",\"messages\":[{\"role\":\"user\",\"content\":" + quote(user) + "}]}";
   return b + ",\"messages\":[{\"role\":\"system\",\"content\":" + quote(system) +
          "},{\"role\":\"user\",\"content\":" + quote(user) + "}]}";
-}
-
-Expected<Completion> LlmClient::parse(const std::string& body) const {
-  using R = Expected<Completion>;
-  simdjson::dom::parser p;
-  simdjson::dom::element doc;
-  if (p.parse(body).get(doc)) return R::failure("the reply is not valid JSON");
-  Completion c;
-  std::string_view sv;
-  if (!doc["id"].get(sv)) c.request_id = std::string(sv);
-  int64_t n = 0;
-  if (c_.provider == "anthropic") {
-    simdjson::dom::array content;
-    if (doc["content"].get(content)) return R::failure("the reply has no content blocks");
-    for (auto block : content) {  // text blocks joined by a newline; thinking blocks are not the answer
-      std::string_view type, text;
-      if (block["type"].get(type)) continue;
-      if (type == "text" && !block["text"].get(text)) c.text += (c.text.empty() ? "" : "\n") + std::string(text);
-      if (type == "tool_use") c.tool_call = true;
-    }
-    if (!doc["stop_reason"].get(sv)) c.finish_reason = std::string(sv);
-    c.truncated = c.finish_reason == "max_tokens";
-    if (!doc["usage"]["input_tokens"].get(n)) c.input_tokens = n;
-    if (!doc["usage"]["output_tokens"].get(n)) c.output_tokens = n;
-    if (!doc["usage"]["cache_creation_input_tokens"].get(n)) c.cache_creation_tokens = n;
-    if (!doc["usage"]["cache_read_input_tokens"].get(n)) c.cache_read_tokens = n;
-    c.input_tokens += c.cache_creation_tokens + c.cache_read_tokens;  // Anthropic counts them apart
-  } else {
-    simdjson::dom::array choices;
-    if (doc["choices"].get(choices) || choices.size() == 0) return R::failure("the reply has no choices");
-    auto first = choices.at(0);
-    if (first.error()) return R::failure("the reply has no choices");
-    auto msg = first["message"];
-    if (!msg["content"].get(sv)) c.text = std::string(sv);  // null content: no text (reasoning_content is not it)
-    simdjson::dom::array calls;
-    if (!msg["tool_calls"].get(calls) && calls.size() > 0) c.tool_call = true;
-    if (!first["finish_reason"].get(sv)) c.finish_reason = std::string(sv);
-    c.truncated = c.finish_reason == "length";
-    if (!doc["usage"]["prompt_tokens"].get(n)) c.input_tokens = n;
-    if (!doc["usage"]["completion_tokens"].get(n)) c.output_tokens = n;
-    if (!doc["usage"]["prompt_tokens_details"]["cached_tokens"].get(n)) c.cache_read_tokens = n;  // part of input
-  }
-  return c;
 }
 
 void LlmClient::count(const Completion& c) {
@@ -127,7 +84,7 @@ void LlmClient::count(const Completion& c) {
 }
 
 void LlmClient::record(const std::string& model, int attempt, int status, const std::string& cls, const Completion* c,
-                       int64_t estimated, const std::string& error) const {
+                       int64_t estimated, const std::string& error, const std::string& raw) const {
   if (c_.journal.empty()) return;
   using json::quote;
   std::string line = "{\"time\":" + std::to_string(std::time(nullptr)) +
@@ -141,9 +98,13 @@ void LlmClient::record(const std::string& model, int attempt, int status, const 
             ",\"cache_creation_tokens\":" + std::to_string(c->cache_creation_tokens) +
             ",\"cache_read_tokens\":" + std::to_string(c->cache_read_tokens) +
             ",\"truncated\":" + (c->truncated ? "true" : "false") +
-            ",\"tool_call\":" + (c->tool_call ? "true" : "false");
+            ",\"tool_call\":" + (c->tool_call ? "true" : "false") +
+            (c->repaired ? ",\"repaired\":" + std::to_string(c->repaired) : std::string());
   if (estimated) line += ",\"estimated_tokens\":" + std::to_string(estimated);
   if (!error.empty()) line += ",\"error\":" + quote(redact(error));
+  // The start of a body that could not be read: as text when it is UTF-8, else as base64 (the line stays JSON).
+  if (!raw.empty())
+    line += utf8::valid(raw) ? ",\"body\":" + quote(redact(raw)) : ",\"body_base64\":" + quote(utf8::base64(redact(raw)));
   if (c && !c->journal_ref.empty()) line += ",\"ref\":" + quote(c->journal_ref);
   if (c) line += ",\"text\":" + quote(redact(c->text));
   std::lock_guard<std::mutex> lock(journal_mu_);
@@ -226,7 +187,7 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
       }
       last_error = r.error();
     } else if (r->status == 200) {
-      auto c = parse(r->body);
+      auto c = parse_reply(c_.provider, r->body);
       if (c) {
         c->attempts = attempt + 1;
         for (const char* h : {"x-request-id", "request-id"})
@@ -237,7 +198,7 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
         return c;
       }
       last_error = "malformed reply: " + c.error();
-      record(model, attempt + 1, 200, "transient", nullptr, estimate, last_error + ": " + r->body.substr(0, 2000));
+      record(model, attempt + 1, 200, "transient", nullptr, estimate, last_error, r->body.substr(0, 2000));
       std::lock_guard<std::mutex> lock(mu_);
       usage_.estimated_tokens += estimate;
     } else {
@@ -253,7 +214,7 @@ Expected<Completion> LlmClient::complete(const std::string& system, const std::s
       last_error = v.reason;
       asked = v.retry_after_s;
     }
-    if (attempt < c_.retries) gate_.back_off(backoff(attempt, asked));
+    if (attempt < c_.retries) pause(backoff(attempt, asked), last_error);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++usage_.failures;
@@ -265,6 +226,46 @@ std::string LlmClient::redact(std::string text) const {
   if (key_.empty()) return text;
   for (size_t pos; (pos = text.find(key_)) != std::string::npos;) text.replace(pos, key_.size(), "[api key]");
   return text;
+}
+
+void LlmClient::pause(double seconds, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    backoff_why_ = redact(why.substr(0, 160));
+  }
+  gate_.back_off(seconds);
+}
+
+LiveState LlmClient::live() const {
+  LiveState s;
+  const ProviderGate::State g = gate_.state();
+  s.in_flight = g.in_flight;
+  s.waiting = g.waiting;
+  const double left = std::chrono::duration<double>(g.backoff_until - ProviderGate::Clock::now()).count();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (left > 0) {
+    s.backoff_left_s = left;
+    s.backoff_until = std::time(nullptr) + static_cast<std::time_t>(std::ceil(left));
+    s.backoff_why = backoff_why_;
+  }
+  s.usage = usage_;
+  return s;
+}
+
+std::string describe_live(const LiveState& s, bool priced) {
+  char buf[512];
+  int n = std::snprintf(buf, sizeof buf, "LLM %d in flight, %d waiting", s.in_flight, s.waiting);
+  if (s.backoff_left_s > 0) {
+    char when[16] = "?";
+    if (std::tm tm{}; gmtime_r(&s.backoff_until, &tm)) std::strftime(when, sizeof when, "%H:%M:%S", &tm);
+    n += std::snprintf(buf + n, sizeof buf - n, " | provider back-off until %s UTC (%.0f s left%s%s)", when,
+                       std::ceil(s.backoff_left_s), s.backoff_why.empty() ? "" : ": ", s.backoff_why.c_str());
+  }
+  if (n > 0 && static_cast<size_t>(n) < sizeof buf)
+    n += std::snprintf(buf + n, sizeof buf - n, " | %lld tokens", static_cast<long long>(s.usage.total_tokens()));
+  if (priced && n > 0 && static_cast<size_t>(n) < sizeof buf)
+    std::snprintf(buf + n, sizeof buf - n, ", cost %.4g", s.usage.cost);
+  return buf;
 }
 
 Usage LlmClient::usage() const {

@@ -20,6 +20,7 @@
 #include "runtime/core/expected.hpp"
 #include "runtime/llm/http_client.hpp"
 #include "runtime/llm/provider_gate.hpp"
+#include "runtime/llm/reply_parser.hpp"
 
 namespace kevolve::llm {
 
@@ -65,20 +66,6 @@ struct LlmConfig {
   ModelOptions options_for(const std::string& model) const;
 };
 
-// One reply as the provider gave it; `text` is the answer without any reasoning (reasoning_content, thinking
-// blocks). A reply may be unusable yet paid for: cut at the token limit, a tool call, or no text.
-struct Completion {
-  std::string text;
-  std::string finish_reason;  // as the provider names it (stop, length, end_turn, max_tokens, tool_calls, ...)
-  bool truncated = false;     // cut at the output token limit
-  bool tool_call = false;     // the model called a tool instead of answering in text
-  std::string request_id;     // the provider's id of the request (header or body), "" when none
-  std::string journal_ref;    // this reply's line in the journal (unique per journal), "" without a journal
-  int64_t input_tokens = 0, output_tokens = 0;  // input_tokens includes the cache tokens below
-  int64_t cache_creation_tokens = 0, cache_read_tokens = 0;
-  int attempts = 0;
-};
-
 struct Usage {
   int64_t requests = 0;                         // HTTP requests sent (every attempt)
   int64_t failures = 0;                         // complete() calls that returned no reply
@@ -90,6 +77,20 @@ struct Usage {
   double cost = 0;
   int64_t total_tokens() const { return input_tokens + output_tokens + estimated_tokens; }
 };
+
+// The client as a progress line shows it: requests on the wire and waiting, a provider back-off with its end and
+// cause, and what was spent.
+struct LiveState {
+  int in_flight = 0, waiting = 0;
+  double backoff_left_s = 0;   // > 0 while no request may start
+  std::time_t backoff_until = 0;  // wall-clock end of that back-off
+  std::string backoff_why;     // what the provider answered ("HTTP 429: ...", "timed out ...")
+  Usage usage;
+};
+
+// "LLM 3 in flight, 2 waiting | provider back-off until 09:12:31 UTC (27 s left: HTTP 429 ...) | 12345 tokens,
+// cost 0.41" — the back-off part only while one is pending, the cost only when prices are configured.
+std::string describe_live(const LiveState& s, bool priced);
 
 struct RequestOptions {
   std::string model;   // "" = the config's (an ensemble member otherwise)
@@ -108,6 +109,10 @@ class LlmClient {
   // (truncated, tool call, empty text): its tokens are counted either way.
   Expected<Completion> complete(const std::string& system, const std::string& user, const RequestOptions& o);
   Usage usage() const;
+  LiveState live() const;
+  // Holds every request of this client back for `seconds` (a later back-off already set is kept); `why` is
+  // what live() says about it.
+  void pause(double seconds, const std::string& why);
   // Why no more requests will be made: a spent budget or a permanent error ("" while requests can go on).
   std::string budget_exhausted() const;
   // The provider's permanent refusal that stopped this client ("" when none).
@@ -125,11 +130,10 @@ class LlmClient {
       : c_(std::move(c)), url_(std::move(url)), key_(std::move(key)), gate_(c_.concurrency, c_.requests_per_minute) {}
   std::string request_body(const std::string& model, const std::string& system, const std::string& user,
                            int max_tokens) const;
-  Expected<Completion> parse(const std::string& body) const;
   void count(const Completion& c);  // adds a reply's tokens and cost to the usage
   // Appends one request's line to the journal (when there is one).
   void record(const std::string& model, int attempt, int status, const std::string& cls, const Completion* c,
-              int64_t estimated, const std::string& error) const;
+              int64_t estimated, const std::string& error, const std::string& raw = "") const;
   double backoff(int attempt, double asked);   // the wait before the next attempt, with jitter
   std::string redact(std::string text) const;  // the key never leaves in a message, even if a server echoes it
 
@@ -140,6 +144,7 @@ class LlmClient {
   mutable std::mutex mu_;
   Usage usage_;
   std::string permanent_;
+  std::string backoff_why_;  // the cause of the latest back-off
   mutable std::mutex journal_mu_;
   // Journal refs: this client's tag (its start time and process) and a count, unique across runs on one journal.
   std::string journal_tag_ = std::to_string(std::time(nullptr)) + "." + std::to_string(::getpid());

@@ -5,6 +5,7 @@ namespace kevolve::llm {
 void ProviderGate::enter() {
   std::unique_lock<std::mutex> lock(mu_);
   bool waited_for_backoff = false;
+  ++waiting_;
   for (;;) {
     const auto now = Clock::now();
     auto ready = not_before_;
@@ -23,6 +24,7 @@ void ProviderGate::enter() {
     break;
   }
   if (waited_for_backoff) ++backoff_waits_;
+  --waiting_;
   ++in_flight_;
   last_start_ = Clock::now();
 }
@@ -43,6 +45,11 @@ void ProviderGate::back_off(double seconds) {
     if (until > not_before_) not_before_ = until;
   }
   cv_.notify_all();
+}
+
+ProviderGate::State ProviderGate::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {in_flight_, waiting_, not_before_};
 }
 
 int64_t ProviderGate::backoff_waits() const {

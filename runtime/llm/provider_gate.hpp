@@ -25,12 +25,20 @@ class ProviderGate {
   // How many times a request start was held back by a back-off (its own or another request's).
   int64_t backoff_waits() const;
 
+  // Where the gate stands now: requests on the wire, requests waiting to start, and when the back-off ends
+  // (a time point in the past when none is pending).
+  struct State {
+    int in_flight = 0, waiting = 0;
+    Clock::time_point backoff_until{};
+  };
+  State state() const;
+
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int limit_;
   double spacing_;
-  int in_flight_ = 0;
+  int in_flight_ = 0, waiting_ = 0;
   Clock::time_point not_before_{}, last_start_{};
   int64_t backoff_waits_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <kainjow/mustache.hpp>
@@ -497,10 +498,23 @@ std::string LlmOperator::pick_model(Rng& rng) const {
   return e.back().first;
 }
 
+int LlmOperator::max_tokens_for(const std::string& model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = raised_max_tokens_.find(model);
+  return std::max(client_->max_tokens_for(model), it == raised_max_tokens_.end() ? 0 : it->second);
+}
+
 Expected<Offspring> LlmOperator::give_up(const std::string& why, bool duplicate) {
   const int n = ++failed_in_a_row_;
   const int dup = duplicate ? ++duplicates_in_a_row_ : (duplicates_in_a_row_ = 0);
   const int limit = client_->config().breaker;
+  // Proposals without a usable reply are spaced like retries: the next request of the operator waits
+  // backoff_s, doubling with each one in a row (within max_backoff_s), instead of going out at once.
+  if (!duplicate && (limit <= 0 || n < limit)) {
+    const auto& c = client_->config();
+    client_->pause(std::min(c.max_backoff_s, c.backoff_s * std::pow(2.0, n - 1)),
+                   std::to_string(n) + " proposal(s) in a row without a usable reply");
+  }
   if (limit > 0 && n >= limit) {
     std::lock_guard<std::mutex> lock(mu_);
     if (dup >= n) {  // every proposal of the run answered with kernels the search has: no new idea, no fault
@@ -526,7 +540,7 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
   const std::string model = pick_model(rng);
   const std::string* parent_source =
       ctx.parents.empty() || ctx.parents[0].source.empty() ? nullptr : &ctx.parents[0].source;
-  int max_tokens = client_->max_tokens_for(model);
+  int max_tokens = max_tokens_for(model);
   std::string note, transcript;
   int duplicates = 0;      // replies whose kernel the search already has
   llm::Completion judged;  // the latest reply; what became of it goes to the journal
@@ -555,6 +569,11 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
       note = "it was cut at the output limit of " + std::to_string(max_tokens) +
              " tokens before it ended, so none of its code was used; write less prose";
       max_tokens = std::min(client_->max_tokens_limit(), max_tokens * 2);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        int& raised = raised_max_tokens_[model];
+        raised = std::max(raised, max_tokens);
+      }
       continue;
     }
     if (reply->tool_call && strip_thinking(reply->text).find("```") == std::string::npos) {
@@ -569,9 +588,12 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
       // A diff against the parent is applied to the parent's source; one that does not apply is asked again.
       if (rc.diff.empty()) {
         ++unusable_;
+        const bool blank = strip_thinking(reply->text).find_first_not_of(" \t\r\n") == std::string::npos;
         note =
-            strip_thinking(reply->text).find_first_not_of(" \t\r\n") == std::string::npos
+            blank && !reply->refusal.empty() ? "the model refused: " + reply->refusal.substr(0, 300)
+            : blank && (reply->reasoning || reply->text.find_first_not_of(" \t\r\n") != std::string::npos)
                 ? "it had no text besides its reasoning"
+            : blank ? "it was empty (no text at all)"
                 : "it contains no " + std::string(kernelbench()        ? "class ModelNew"
                                                   : backend_ == "cuda" ? "CUDA kernel with its // @kevolve launch lines"
                                                                        : "source defining kevolve_kernel");

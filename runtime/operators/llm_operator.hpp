@@ -85,6 +85,10 @@ class LlmOperator : public Operator {
   // Why the operator failed rather than finished: a permanent provider error or the open breaker ("" if not).
   std::string fatal() const;
   llm::Usage usage() const { return client_->usage(); }
+  llm::LiveState live() const { return client_->live(); }  // for the progress line
+  // The output token limit a request to `model` starts at: the config's, or higher once a reply of this
+  // operator was cut at the limit (the raised limit sticks, up to [llm] max_tokens_limit).
+  int max_tokens_for(const std::string& model) const;
   int64_t unusable_replies() const { return unusable_; }
 
   // The model for one request: the config's, or one of the ensemble drawn by weight.
@@ -118,6 +122,7 @@ class LlmOperator : public Operator {
   std::string breaker_;       // why the breaker opened ("" = closed)
   std::string no_new_ideas_;  // why the search ends: the breaker's run was all kernels the search already has
   std::map<std::string, std::string> summaries_;  // source hash -> what the reply said it changed
+  std::map<std::string, int> raised_max_tokens_;   // model -> the limit a cut reply raised it to
   std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
   std::string system_prompt() const;
   std::string entry_words() const;  // what a usable reply must define, for this backend

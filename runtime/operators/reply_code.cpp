@@ -72,35 +72,182 @@ std::string cut_main(const std::string& src) {
   return src.substr(0, start) + (i < src.size() ? src.substr(i + 1) : "");
 }
 
-// Names a C++ helper block defines at file scope: functions, types, macros, aliases, constants.
-std::set<std::string> defined_names(const std::string& src) {
-  static const std::set<std::string> keywords{"if",      "for",      "while",        "switch",
-                                              "return",  "sizeof",   "defined",      "static_assert",
-                                              "alignas", "decltype", "__attribute__"};
-  static const std::regex type_re(R"(\b(?:struct|class|union|enum(?:\s+class)?)\s+(\w+))");
-  static const std::regex macro_re(R"(#\s*define\s+(\w+))");
-  static const std::regex alias_re(R"(\busing\s+(\w+)\s*=)");
-  static const std::regex call_re(R"((\w+)\s*\()");
-  static const std::regex var_re(R"((\w+)\s*(?:=|\[|\{))");
-  std::set<std::string> names;
-  for (auto* re : {&type_re, &macro_re, &alias_re})
-    for (std::sregex_iterator it(src.begin(), src.end(), *re), end; it != end; ++it) names.insert((*it)[1]);
-  int depth = 0;
-  size_t pos = 0;
-  while (pos < src.size()) {
-    size_t eol = src.find('\n', pos);
-    if (eol == std::string::npos) eol = src.size();
-    const std::string line = src.substr(pos, eol - pos);
-    if (depth == 0 && line.find('#') != 0) {  // file scope: a function's or a constant's name
-      std::smatch m;
-      if (std::regex_search(line, m, call_re) && !keywords.count(m[1]))
-        names.insert(m[1]);
-      else if (std::regex_search(line, m, var_re) && !keywords.count(m[1]))
-        names.insert(m[1]);
+// A C++ source as tokens: identifiers and numbers, string and character literals (raw strings too) as one
+// token each, punctuation one character each; comments dropped; a preprocessor line as one token starting '#'
+// (with its continuation lines).
+std::vector<std::string> cpp_tokens(const std::string& src) {
+  std::vector<std::string> out;
+  const size_t n = src.size();
+  bool line_start = true;
+  for (size_t i = 0; i < n;) {
+    const char c = src[i];
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+      continue;
     }
-    for (char c : line) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-    if (depth < 0) depth = 0;
-    pos = eol + 1;
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && src[i + 1] == '/') {
+      i = src.find('\n', i);
+      if (i == std::string::npos) i = n;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && src[i + 1] == '*') {
+      const size_t e = src.find("*/", i + 2);
+      i = e == std::string::npos ? n : e + 2;
+      continue;
+    }
+    if (c == '#' && line_start) {  // a directive, with its backslash-continued lines
+      size_t e = i;
+      while ((e = src.find('\n', e)) != std::string::npos && e > 0 && src[e - 1] == '\\') ++e;
+      if (e == std::string::npos) e = n;
+      out.push_back(src.substr(i, e - i));
+      i = e;
+      continue;
+    }
+    line_start = false;
+    if (c == 'R' && i + 1 < n && src[i + 1] == '"') {  // R"delim( ... )delim"
+      const size_t paren = src.find('(', i + 2);
+      if (paren != std::string::npos) {
+        const std::string close = ")" + src.substr(i + 2, paren - i - 2) + "\"";
+        const size_t e = src.find(close, paren);
+        const size_t end = e == std::string::npos ? n : e + close.size();
+        out.push_back(src.substr(i, end - i));
+        i = end;
+        continue;
+      }
+    }
+    if (c == '"' || c == '\'') {
+      size_t e = i + 1;
+      while (e < n && src[e] != c && src[e] != '\n') e += src[e] == '\\' ? 2 : 1;
+      e = std::min(e + 1, n);
+      out.push_back(src.substr(i, e - i));
+      i = e;
+      continue;
+    }
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      size_t e = i;
+      while (e < n && (std::isalnum(static_cast<unsigned char>(src[e])) || src[e] == '_')) ++e;
+      out.push_back(src.substr(i, e - i));
+      i = e;
+      continue;
+    }
+    out.push_back(std::string(1, c));
+    ++i;
+  }
+  return out;
+}
+
+bool is_identifier(const std::string& t) {
+  return !t.empty() && (std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '_');
+}
+
+// The name one namespace-scope declaration (its tokens up to ';' or its body's '{') defines: a type's name, an
+// alias, a function's name (the identifier before its parameter list), a variable's (the last identifier
+// before '=', '[', '{' or the end). "" when it defines none of those (e.g. `using namespace`, an operator).
+std::string declared_name(const std::vector<std::string>& decl) {
+  static const std::set<std::string> not_names{
+      "if",       "for",      "while",         "switch",  "return",      "sizeof",    "defined",  "static_assert",
+      "alignas",  "decltype", "__attribute__", "__declspec", "template", "typename", "const",   "constexpr",
+      "static",   "inline",   "extern",        "volatile", "unsigned", "signed",    "long",     "short",
+      "int",      "float",    "double",        "char",    "void",        "bool",      "auto",     "operator",
+      "__global__", "__device__", "__host__",  "__forceinline__", "__restrict__", "noexcept", "override"};
+  std::vector<std::string> d;  // the declaration without attribute groups, whose arguments name nothing
+  for (size_t k = 0; k < decl.size(); ++k) {
+    const std::string& t = decl[k];
+    if ((t == "__attribute__" || t == "alignas" || t == "__declspec") && k + 1 < decl.size() && decl[k + 1] == "(") {
+      for (int depth = 0; ++k < decl.size();) {
+        depth += decl[k] == "(" ? 1 : decl[k] == ")" ? -1 : 0;
+        if (depth == 0) break;
+      }
+      continue;
+    }
+    d.push_back(t);
+  }
+  if (d.empty()) return {};
+  if (d[0] == "using") return d.size() > 2 && d[2] == "=" ? d[1] : std::string();
+  size_t angle = 0;  // template parameter lists are skipped
+  for (size_t k = 0; k < d.size(); ++k) {
+    const std::string& t = d[k];
+    if (t == "<") ++angle;
+    if (t == ">" && angle) --angle;
+    if (angle) continue;
+    if ((t == "struct" || t == "class" || t == "union" || t == "enum") && k + 1 < d.size()) {
+      size_t j = k + 1;
+      if (d[j] == "class" || d[j] == "struct") ++j;  // enum class
+      if (j < d.size() && is_identifier(d[j]) && !not_names.count(d[j])) return d[j];
+    }
+    if (t == "operator") return {};
+    if (t == "(" || t == "=" || t == "[" || t == "{" || t == ";") {
+      for (size_t j = k; j-- > 0;) {
+        if (d[j] == "(" || d[j] == ")") break;
+        if (is_identifier(d[j]) && !not_names.count(d[j])) return d[j];
+        if (d[j] != "*" && d[j] != "&" && d[j] != ":") break;
+      }
+      return {};
+    }
+  }
+  for (size_t j = d.size(); j-- > 0;)  // `typedef float v8 __attribute__(...)` ends without '=': its last name
+    if (is_identifier(d[j]) && !not_names.count(d[j])) return d[j];
+  return {};
+}
+
+// Names a C++ helper block defines at namespace scope, at any depth of namespaces (named, anonymous, inline) and
+// extern "C" blocks: functions, types, macros, aliases, constants. Function bodies, class bodies and
+// initialisers are skipped by bracket matching over tokens (comments and literals cannot unbalance them).
+std::set<std::string> defined_names(const std::string& src) {
+  static const std::regex macro_re(R"(^#\s*define\s+(\w+))");
+  std::set<std::string> names;
+  const std::vector<std::string> toks = cpp_tokens(src);
+  std::vector<bool> scopes;  // for each open '{': whether it opens a namespace-like scope
+  std::vector<std::string> decl;
+  int parens = 0;
+  const auto at_namespace_scope = [&] {
+    for (bool ns : scopes)
+      if (!ns) return false;
+    return true;
+  };
+  for (const std::string& t : toks) {
+    if (t[0] == '#') {
+      std::smatch m;
+      if (std::regex_search(t, m, macro_re)) names.insert(m[1]);
+      continue;
+    }
+    if (t == "(" || t == "[") ++parens;
+    if ((t == ")" || t == "]") && parens) --parens;
+    if (parens) {
+      decl.push_back(t);
+      continue;
+    }
+    if (t == "{") {
+      const bool ns = !decl.empty() && (decl[0] == "namespace" ||
+                                        (decl[0] == "inline" && decl.size() > 1 && decl[1] == "namespace") ||
+                                        (decl[0] == "extern" && decl.size() == 2 && decl[1][0] == '"'));
+      const bool here = at_namespace_scope();
+      if (!ns && here) {
+        decl.push_back("{");
+        if (auto name = declared_name(decl); !name.empty()) names.insert(name);
+      }
+      scopes.push_back(ns);
+      decl.clear();
+      continue;
+    }
+    if (t == "}") {
+      if (!scopes.empty()) scopes.pop_back();
+      if (at_namespace_scope()) decl.clear();
+      continue;
+    }
+    if (!at_namespace_scope()) continue;
+    if (t == ";") {
+      decl.push_back(";");
+      if (auto name = declared_name(decl); !name.empty()) names.insert(name);
+      decl.clear();
+      continue;
+    }
+    decl.push_back(t);
   }
   return names;
 }

@@ -435,3 +435,36 @@ TEST_CASE(
   CHECK(journal.out.find("    A plain two-pass softmax.") != std::string::npos);  // the reply text
   fs::remove_all(dir);
 }
+
+TEST_CASE("kevolve run: the progress line shows the provider's back-off with its end while a retry-after is waited out",
+          "[llm][cli][progress]") {
+  Server server;
+  server.push({429, "{\"error\":{\"message\":\"Rate limit reached for requests\",\"type\":\"requests\"}}",
+               {{"retry-after", "8"}}});
+  server.generate([](int n) { return Server::Reply{200, Server::openai_full(softmax_kernel(n), "stop", 200, 90)}; });
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-wait-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir + "/run.toml")
+      << "[search]\nproblem = \"" << KEVOLVE_SOURCE_DIR << "/tests/fixtures/problems/softmax_small/problem.toml\"\n"
+      << "id = \"wait\"\noperator = \"llm\"\nmax_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 1\n"
+      << "[eval]\nmin_time = 0.02\nmin_reps = 5\n"
+      << "[llm]\nprovider = \"openai\"\nendpoint = \"" << server.url("/v1/chat/completions")
+      << "\"\nmodel = \"fixture-model\"\ncost_per_mtok_in = 2.0\ncost_per_mtok_out = 8.0\n[store]\npath = \"" << dir
+      << "/store\"\ncheckpoint_seconds = 0\n";
+  std::string out;
+  const int rc = run_cli(dir + "/run.toml --out " + dir + "/out", out);
+  INFO(out);
+  CHECK(rc == 0);
+  // Printed every 5 s when stderr is not a terminal: the 8 s wait is on at least one line, with its cause.
+  const size_t wait = out.find("provider back-off until ");
+  REQUIRE(wait != std::string::npos);
+  const std::string line = out.substr(out.rfind('\n', wait) + 1, out.find('\n', wait) - out.rfind('\n', wait) - 1);
+  CHECK(line.find("LLM 0 in flight, 1 waiting") != std::string::npos);
+  CHECK(line.find("429") != std::string::npos);
+  CHECK(line.find(" UTC (") != std::string::npos);
+  // The last line has the tokens and the cost spent: 1 request of 200 + 90 tokens at 2 and 8 per million.
+  CHECK(out.find("290 tokens, cost 0.00112") != std::string::npos);
+  CHECK(server.requests().size() == 2);
+  fs::remove_all(dir);
+}

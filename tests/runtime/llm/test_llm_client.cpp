@@ -381,11 +381,11 @@ TEST_CASE("a tool call with null content, a cut reply and reasoning_content: one
   CHECK(u.tool_calls == 1);
 }
 
-TEST_CASE("Anthropic: text blocks joined by a newline, thinking left out, stop_reason and cache tokens",
+TEST_CASE("Anthropic: text blocks joined as the provider split them, thinking left out, stop_reason and cache tokens",
           "[llm][replies]") {
   Server s;
   s.push({200, Server::anthropic_blocks({{"thinking", "a draft: ```cpp\nint x;\n```"},
-                                         {"text", "Here is the kernel:"},
+                                         {"text", "Here is the kernel:\n\n"},
                                          {"text", "```cpp\nint y;\n```"}},
                                         "end_turn", 10, 50, 1000, 2000)});
   s.push({200, Server::anthropic_blocks({{"text", "```cpp\nint z"}}, "max_tokens", 7, 4096)});
@@ -395,7 +395,8 @@ TEST_CASE("Anthropic: text blocks joined by a newline, thinking left out, stop_r
   auto cl = client(c);
   auto r = cl->complete("s", "u");
   REQUIRE(r);
-  CHECK(r->text == "Here is the kernel:\n```cpp\nint y;\n```");
+  CHECK(r->text == "Here is the kernel:\n\n```cpp\nint y;\n```");
+  CHECK(r->reasoning);
   CHECK(r->input_tokens == 10 + 1000 + 2000);
   CHECK(r->cache_creation_tokens == 1000);
   CHECK(r->cache_read_tokens == 2000);

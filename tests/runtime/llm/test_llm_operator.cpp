@@ -34,14 +34,14 @@ struct Fixture {
   std::shared_ptr<llm::LlmClient> client;
   std::shared_ptr<LlmOperator> op;
   explicit Fixture(int breaker = 4, const std::string& problem = "/tests/fixtures/problems/softmax_small/problem.toml",
-                   int retries = 0, const std::string& journal = "") {
+                   int retries = 0, const std::string& journal = "", double backoff_s = 0.005) {
     llm::LlmConfig c;
     c.journal = journal;
     c.search = "s1";
     c.endpoint = server.url("/v1/chat/completions");
     c.model = "fixture-model";
     c.retries = retries;
-    c.backoff_s = 0.005;
+    c.backoff_s = backoff_s;
     c.max_tokens = 4096;
     c.breaker = breaker;
     c.concurrency = 4;
@@ -83,6 +83,43 @@ TEST_CASE("a reply cut at the token limit is never evaluated: asked again with a
   CHECK(req[1].body.find("cut at the output limit of 4096 tokens") != std::string::npos);
   CHECK(o->reply.find("finish length") != std::string::npos);  // both replies kept, with their finish reasons
   CHECK(f.client->usage().output_tokens == 4096 + 300);
+}
+
+TEST_CASE("a token limit raised by a cut reply sticks for the next proposals within max_tokens_limit",
+          "[llm][operator]") {
+  Fixture f;
+  f.server.push({200, Server::openai_full("```cpp\n#include \"kevolve_kernel.h\"\nint x", "length", 900, 4096)});
+  f.server.push({200, Server::openai_full(fenced(2), "stop", 950, 300)});
+  f.server.push({200, Server::openai_full("```cpp\n#include \"kevolve_kernel.h\"\nint y", "length", 900, 8192)});
+  f.server.push({200, Server::openai_full("```cpp\n#include \"kevolve_kernel.h\"\nint z", "length", 900, 16384)});
+  f.server.push({200, Server::openai_full(fenced(3), "stop", 950, 300)});
+  f.server.push({200, Server::openai_full(fenced(4), "stop", 950, 300)});
+  REQUIRE(f.seed());
+  CHECK_FALSE(f.seed());  // cut twice: 8192, then 16384, the bound (4 x max_tokens)
+  REQUIRE(f.seed());
+  REQUIRE(f.seed());
+  const auto req = f.server.requests();
+  REQUIRE(req.size() == 6);
+  CHECK(req[1].body.find("\"max_tokens\":8192") != std::string::npos);
+  CHECK(req[2].body.find("\"max_tokens\":8192") != std::string::npos);  // the next proposal starts where it stopped
+  CHECK(req[3].body.find("\"max_tokens\":16384") != std::string::npos);
+  CHECK(req[4].body.find("\"max_tokens\":16384") != std::string::npos);
+  CHECK(req[5].body.find("\"max_tokens\":16384") != std::string::npos);  // never above the limit
+}
+
+TEST_CASE("proposals without a usable reply are spaced by a growing back-off instead of going out back to back",
+          "[llm][operator]") {
+  Fixture f(4, "/tests/fixtures/problems/softmax_small/problem.toml", 0, "", 0.2);
+  f.server.generate([](int) { return Server::Reply{200, Server::openai_full("No code today.", "stop", 100, 20)}; });
+  for (int i = 0; i < 10 && f.op->exhausted().empty(); ++i) CHECK_FALSE(f.seed());
+  const auto req = f.server.requests();
+  REQUIRE(req.size() == 8);  // 4 proposals x 2 replies, then the breaker
+  using std::chrono::duration;
+  for (size_t p = 1; p < 4; ++p) {  // proposal p's first request waited 0.2 x 2^(p-1) s after the last failure
+    const double gap = duration<double>(req[2 * p].at - req[2 * p - 1].at).count();
+    CHECK(gap >= 0.2 * (1 << (p - 1)));
+  }
+  CHECK(f.op->fatal().find("circuit breaker") != std::string::npos);
 }
 
 TEST_CASE("tool calls and replies without code: asked again once, then the circuit breaker stops the operator",

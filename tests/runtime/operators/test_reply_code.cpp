@@ -70,3 +70,34 @@ TEST_CASE("a call of kevolve_kernel does not define it and a cut block is no blo
   CHECK(defines_entry("class ModelNew(nn.Module):"));
   CHECK(read_reply("```cpp\n" + kKernel).code.empty());  // no closing fence: the reply was cut
 }
+
+TEST_CASE("helpers are found at any namespace depth and braces in comments or strings do not hide them",
+          "[reply]") {
+  // The style of problems/core/*/fast.cpp: helpers in an anonymous namespace, and a vector type made by a typedef.
+  const std::string anon =
+      "#include <immintrin.h>\nnamespace {\n// a '}' in a comment: }\ninline __m256 vexp(__m256 x) {\n"
+      "  const char* s = \"}}\";\n  (void)s;\n  return x;\n}\n}  // namespace\n";
+  const std::string nested =
+      "namespace kv {\ninline namespace detail {\ntemplate <int N>\n__attribute__((always_inline)) inline float "
+      "hsum(const float* p) { float s = 0; for (int i = 0; i < N; ++i) s += p[i]; return s; }\n"
+      "constexpr int kLanes[] = {8, 16};\nstruct Tile { float v[8]; };\n}\n}\n";
+  const std::string typedefs = "typedef float v8sf __attribute__((vector_size(32)));\n";
+  const std::string kernel =
+      "#include \"kevolve_kernel.h\"\n\nextern \"C\" int kevolve_kernel(const kv_args* a) {\n"
+      "  __m256 x = vexp(_mm256_setzero_ps());\n  v8sf y{};\n  kv::Tile t{};\n"
+      "  return (int)kv::hsum<kv::kLanes[0]>(t.v) + (int)y[0] + (int)x[0];\n}\n";
+  const std::string reply = "Helpers:\n```cpp\n" + anon + "```\n```cpp\n" + nested + "```\n```cpp\n" + typedefs +
+                            "```\nThe kernel:\n```cpp\n" + kernel + "```\n";
+  const ReplyCode r = read_reply(reply);
+  CHECK(r.helpers == 3);
+  CHECK(r.code.find("inline __m256 vexp") != std::string::npos);
+  CHECK(r.code.find("hsum(const float* p)") != std::string::npos);
+  CHECK(r.code.find("typedef float v8sf") != std::string::npos);
+  CHECK(r.code.find("inline __m256 vexp") < r.code.find("extern \"C\""));
+  // Names defined only inside a function body or a class are not the block's: such a block is not joined.
+  const std::string local_only =
+      "static int unrelated(int) {\n  auto vexp = [](float x) { return x; };\n  return (int)vexp(1.f);\n}\n"
+      "struct Holder { float hsum(); };\n";
+  const ReplyCode none = read_reply("```cpp\n" + local_only + "```\n```cpp\n" + kernel + "```\n");
+  CHECK(none.helpers == 0);
+}

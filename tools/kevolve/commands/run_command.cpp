@@ -279,7 +279,10 @@ int run(const std::string& config_path, std::string out, const std::string& stor
                   s.search.c_str(), static_cast<long long>(s.evaluated), static_cast<long long>(s.correct),
                   static_cast<long long>(s.failed), static_cast<long long>(s.in_flight), s.best_fitness,
                   static_cast<unsigned long long>(s.best_node), s.rate);
-    std::cerr << (tty ? "\r\033[K" : "") << line << (tty ? "" : "\n") << std::flush;
+    std::string llm;  // the provider's side: requests in flight and waiting, a back-off with its end, tokens, cost
+    if (auto* l = dynamic_cast<LlmOperator*>(op.get()))
+      llm = " | " + llm::describe_live(l->live(), c.llm.cost_per_mtok_in > 0 || c.llm.cost_per_mtok_out > 0);
+    std::cerr << (tty ? "\r\033[K" : "") << line << llm << (tty ? "" : "\n") << std::flush;
   };
   std::cerr << "kevolve: search " << c.search_id << " on " << spec->name << " (" << c.strategy.name << ", " << c.backend
             << " backend), store " << c.store << "\n";
