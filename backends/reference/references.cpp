@@ -65,12 +65,12 @@ std::vector<Reference> make_registry() {
                }});
   r.push_back({"map_id",
                "idx = torch.searchsorted(keys, ids).clamp(max=K-1); torch.where(keys[idx] == ids, idx, -1)",
-               {"ids", "keys"},
+               {"keys", "ids"},
                [](const Tensors& in, const Params& p) {
                  return simple(
                      [](const Tensors& i, const Params&) {
-                       const auto& ids = i[0];
-                       const auto& keys = i[1];
+                       const auto& keys = i[0];
+                       const auto& ids = i[1];
                        auto idx = at::searchsorted(keys, ids).clamp_max(keys.numel() - 1);
                        return Tensors{at::where(keys.index_select(0, idx.reshape({-1})).reshape(ids.sizes()) == ids,
                                                 idx, at::full({}, -1, ids.options()))};
@@ -79,13 +79,13 @@ std::vector<Reference> make_registry() {
                }});
   r.push_back({"merge_bucketized_dense",
                "torch.stack([torch.bucketize(x[:, f], boundaries[off[f]:off[f+1]]) + base_f for f in range(F)], 1)",
-               {"x", "boundaries", "offsets"},
+               {"x", "offsets", "boundaries"},
                [](const Tensors& in, const Params& p) {
                  return simple(
                      [](const Tensors& i, const Params&) {
                        const auto& x = i[0];
-                       const auto& b = i[1];
-                       const auto off = i[2].cpu().contiguous();  // the offsets drive a host loop, as in eager PyTorch
+                       const auto off = i[1].cpu().contiguous();  // the offsets drive a host loop, as in eager PyTorch
+                       const auto& b = i[2];
                        const int64_t F = x.size(1);
                        const int64_t* o = off.data_ptr<int64_t>();
                        Tensors cols;
@@ -103,12 +103,12 @@ std::vector<Reference> make_registry() {
       {"batch_event_truncate",
        "seg = repeat_interleave(arange(B), lengths); pos = arange(N) - starts[seg]; keep = pos >= lengths[seg] - K; "
        "(values[keep], lengths.clamp(max=K))",
-       {"values", "timestamps", "lengths"},
+       {"lengths", "values", "timestamps"},
        [](const Tensors& in, const Params& p) {
          return simple(
              [](const Tensors& i, const Params& q) {
-               const auto& values = i[0];
-               const auto& lengths = i[2];
+               const auto& lengths = i[0];
+               const auto& values = i[1];
                const int64_t K = static_cast<int64_t>(q[0]);
                const int64_t B = lengths.numel();
                auto seg = at::repeat_interleave(at::arange(B, lengths.options()), lengths);

@@ -16,7 +16,10 @@ using BoundReference = std::function<std::vector<at::Tensor>()>;
 struct Reference {
   std::string name;
   std::string formula;              // what it computes, as a user would write it in PyTorch
-  std::vector<std::string> inputs;  // input names, in the order bind() receives them (matched to the spec by name)
+  // Input names, in the order bind() receives them (matched to the spec by name). The same order as the
+  // spec's inputs, which is the order a kernel gets them: the reference code shown in a prompt indexes
+  // i[k] as the kernel indexes inputs[k] (checked for every problem by test_reference).
+  std::vector<std::string> inputs;
   // Binds the op to inputs and params (may do set-up that is not part of the timed op, e.g. building the
   // autograd graph of the forward pass for a backward reference).
   std::function<BoundReference(const std::vector<at::Tensor>&, const std::vector<double>&)> bind;

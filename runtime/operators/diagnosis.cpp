@@ -1,6 +1,8 @@
 #include "runtime/operators/diagnosis.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
 #include "runtime/core/expr.hpp"
@@ -33,25 +35,43 @@ std::string first_error_line(const std::string& log) {
 
 // A correct kernel against the roofline of the machine: the problem's bytes at the device's measured copy
 // bandwidth are the memory floor; a kernel far above that floor is limited by its computation or by
-// latency, whatever its arithmetic intensity, and fusing passes will not help it.
+// latency, whatever its arithmetic intensity, and fusing passes will not help it. A bandwidth that a
+// measured run beat (the node's reference or candidate, or `achieved` from the search) is refused: a floor
+// below what a run achieved is false.
 void diagnose_speed(const NodeRecord& n, const ProblemSpec& spec, const std::string& backend, double peak_gbps,
-                    Diagnosis& d) {
+                    double achieved, Diagnosis& d) {
   const bool gpu = backend == "cuda" || backend == "python-cuda" || backend == "hip";
   std::string err;
   const auto bytes = eval_expr(spec.roofline_bytes, spec.bench_for(backend), err);
   const auto flops = eval_expr(spec.roofline_flops, spec.bench_for(backend), err);
   const double seconds = n.candidate_ms * 1e-3;
+  std::string refused;  // why the measured bandwidth is not used ("" = it is, or none was measured)
+  const double ref_gbps = achieved_gbps(spec, backend, n.reference_ms);
+  if (peak_gbps > 0) {
+    const double fastest = std::max({achieved, ref_gbps, achieved_gbps(spec, backend, n.candidate_ms)});
+    if (fastest > peak_gbps) {
+      refused = fmt("the copy bandwidth measured during the evaluation (%.1f GB/s) is slower than ", peak_gbps) +
+                (ref_gbps >= fastest ? fmt("the reference's own run (%.1f GB/s achieved)", fastest)
+                                     : fmt("a measured run of this search (%.1f GB/s achieved)", fastest)) +
+                ": it was measured while other work held the machine and is not used";
+      peak_gbps = 0;
+    }
+  }
   if (!bytes || !flops || *bytes <= 0 || seconds <= 0) {
-    d.summary = "correct";
+    d.summary = "correct" + (refused.empty() ? "" : " (" + refused + "; no memory floor is stated)");
   } else {
     const double gbps = *bytes / seconds / 1e9, gflops = *flops / seconds / 1e9, intensity = *flops / *bytes;
+    const std::string times =
+        n.reference_ms > 0 ? fmt("; median times: the kernel %.4g ms, the reference %.4g ms", n.candidate_ms,
+                                 n.reference_ms)
+                           : fmt("; the kernel's median time %.4g ms", n.candidate_ms);
     if (peak_gbps > 0) {
       const double share = gbps / peak_gbps, floor_ms = *bytes / (peak_gbps * 1e9) * 1e3;
       const std::string facts =
           fmt("%.1f GB/s achieved, %.0f%% of the device's measured copy bandwidth", gbps, 100 * share) +
           fmt(" (%.1f GB/s); memory floor %.3g ms", peak_gbps, floor_ms) +
           fmt(", the kernel takes %.3g ms (%.1fx the floor)", n.candidate_ms, n.candidate_ms / floor_ms) +
-          fmt("; %.1f GFLOP/s at %.2f flop/byte", gflops, intensity);
+          fmt("; %.1f GFLOP/s at %.2f flop/byte", gflops, intensity) + times;
       if (share >= 0.6) {
         d.summary = "memory-bound: " + facts;
         if (share >= 0.85)
@@ -90,13 +110,17 @@ void diagnose_speed(const NodeRecord& n, const ProblemSpec& spec, const std::str
     } else if (intensity < 4) {
       d.summary =
           fmt("memory-bound by its arithmetic intensity: %.1f GB/s achieved at %.2f flop/byte", gbps, intensity) +
-          " (the device's copy bandwidth was not measured, so how far it is from the limit is unknown)";
+          times +
+          (refused.empty() ? " (the device's copy bandwidth was not measured, so how far it is from the limit is unknown)"
+                           : " (" + refused + "; no memory floor is stated, and how far the kernel is from the "
+                                             "limit is unknown)");
       d.directives.push_back(
           "The problem is memory-bound on every machine once the kernel is good: make fewer passes over memory, use "
           "contiguous vectorised loads and stores, and use all cores; if it is far from the machine's bandwidth, "
           "look first at its arithmetic (scalar transcendental calls, divisions, loops that are not vectorised).");
     } else {
-      d.summary = fmt("compute-bound: %.1f GFLOP/s at %.2f flop/byte", gflops, intensity);
+      d.summary = fmt("compute-bound: %.1f GFLOP/s at %.2f flop/byte", gflops, intensity) + times +
+                  (refused.empty() ? "" : " (" + refused + "; no memory floor is stated)");
       d.directives.push_back(
           "The kernel is compute-bound: vectorise the inner loops (SIMD), cut expensive operations (divisions, "
           "transcendental functions) and use all cores.");
@@ -106,10 +130,100 @@ void diagnose_speed(const NodeRecord& n, const ProblemSpec& spec, const std::str
       fmt("It is correct and %.2fx over PyTorch; keep it correct while making it faster.", n.fitness));
 }
 
+// The shape binding a report names, "(R=7, C=33)" in "verify[1] (R=7, C=33), trial 0" (empty if none).
+ShapeBinding binding_in(const std::string& text) {
+  static const std::regex paren(R"(\(([A-Za-z_]\w*=-?\d+(?:, [A-Za-z_]\w*=-?\d+)*)\))");
+  static const std::regex pair(R"(([A-Za-z_]\w*)=(-?\d+))");
+  ShapeBinding b;
+  std::smatch m;
+  if (!std::regex_search(text, m, paren)) return b;
+  const std::string inner = m[1].str();
+  for (auto it = std::sregex_iterator(inner.begin(), inner.end(), pair); it != std::sregex_iterator(); ++it)
+    b[(*it)[1].str()] = std::stoll((*it)[2].str());
+  return b;
+}
+
+// The largest common vector width (in elements: 16, 8 or 4) whose remainder holds column `j` of a row of
+// `cols` elements (cols % w != 0 and j >= the last multiple of w), or 0.
+int64_t tail_width(int64_t j, int64_t cols) {
+  for (int64_t w : {16, 8, 4})
+    if (cols % w != 0 && j >= cols - cols % w) return w;
+  return 0;
+}
+
 }  // namespace
 
+double achieved_gbps(const ProblemSpec& spec, const std::string& backend, double ms) {
+  if (ms <= 0) return 0;
+  std::string err;
+  const auto bytes = eval_expr(spec.roofline_bytes, spec.bench_for(backend), err);
+  return bytes && *bytes > 0 ? *bytes / (ms * 1e-3) / 1e9 : 0;
+}
+
+std::string locate_failure(const std::string& report, const ProblemSpec& spec) {
+  static const std::regex first(R"(output '([^']+)': (\d+) [^\n]*?, first at \[([-0-9, ]+)\])");
+  std::smatch m;
+  if (!std::regex_search(report, m, first)) return {};
+  const std::string name = m[1].str();
+  const int64_t count = std::stoll(m[2].str());
+  std::vector<int64_t> at;
+  {
+    std::stringstream ss(m[3].str());
+    for (std::string x; std::getline(ss, x, ',');) at.push_back(std::stoll(x));
+  }
+  const ShapeBinding b = binding_in(m.suffix().str());
+  const TensorSpec* out = nullptr;
+  for (auto& o : spec.outputs)
+    if (o.name == name) out = &o;
+  if (!out || at.empty() || out->shape.size() != at.size()) return {};
+  std::vector<int64_t> dims;
+  std::string err;
+  for (auto& e : out->shape) {
+    const auto v = eval_expr(e, b, err);
+    if (!v || *v <= 0) return {};
+    dims.push_back(static_cast<int64_t>(*v));
+  }
+  int64_t numel = 1;
+  for (auto v : dims) numel *= v;
+  const int64_t cols = dims.back(), j = at.back(), rows = numel / cols;
+  int64_t row = 0;  // the flat row of the first bad element
+  for (size_t k = 0; k + 1 < at.size(); ++k) row = row * dims[k] + at[k];
+  const std::string last = out->shape.back();  // the last dimension's expression, e.g. "C"
+  const std::string where = "The first bad element of '" + name + "' (" + std::to_string(count) + " of " +
+                            std::to_string(numel) + " wrong) is at index " + std::to_string(j) + " of " + last +
+                            " = " + std::to_string(cols) + " in the last dimension";
+  if (count == numel)
+    return where + ": every element is wrong, so it is not an edge case: the formula, the output's layout, the "
+                   "parameters or the inputs' order.";
+  if (const int64_t w = tail_width(j, cols); w > 0) {
+    const int64_t tail = cols % w;
+    return where + fmt(", in the last %.0f column(s) of the row, past the last full %.0f-wide vector", tail, w) +
+           " (" + std::to_string(cols) + " = " + std::to_string(cols / w) + " x " + std::to_string(w) + " + " +
+           std::to_string(tail) + "): the last columns of each row are a tail the vector loop does not cover. " +
+           "Handle the " + std::to_string(tail) +
+           " remaining column(s) of every row (a scalar or masked tail loop), and check any blocked or unrolled "
+           "loop's bound for rows whose length is not a multiple of its step.";
+  }
+  if (cols > 1 && j == 0 && count % std::max<int64_t>(1, rows - row) == 0)
+    return where + ": the first column of the rows is wrong: look at the column loop's start, the value an "
+                   "accumulator or running maximum starts from, and a peeled first iteration.";
+  if (row == 0 && count <= cols && rows > 1)
+    return where + ": only the first row (at most " + std::to_string(cols) +
+           " elements) is wrong: a special case for row 0, such as the first thread's or block's start or a "
+           "value carried into the first row.";
+  if (row == 0 && numel % count == 0 && numel / count >= 2 && numel / count <= 64 && j < numel / count)
+    return where + ": 1 in " + std::to_string(numel / count) +
+           " elements is wrong: a stride pattern; look for a step, an unroll factor or a lane count of " +
+           std::to_string(numel / count) + ", and for strides computed from the wrong dimension.";
+  if (row > 0)
+    return where + ", row " + std::to_string(row) + " of " + std::to_string(rows) +
+           ": the rows before it are right; look at what changes there (a thread's or block's chunk boundary, a "
+           "row offset or a pointer advanced by the wrong stride).";
+  return where + ".";
+}
+
 Diagnosis diagnose(const NodeRecord& n, const ProblemSpec& spec, const std::string& report, const std::string& backend,
-                   double peak_gbps) {
+                   double peak_gbps, double achieved) {
   Diagnosis d;
   const std::string text = n.message + "\n" + report;
   switch (n.status) {
@@ -129,6 +243,8 @@ Diagnosis diagnose(const NodeRecord& n, const ProblemSpec& spec, const std::stri
       break;
     case EvalStatus::incorrect:
       d.summary = "incorrect: " + n.reason;
+      if (const std::string located = locate_failure(text, spec); !located.empty())
+        d.directives.push_back(located);
       if (n.reason == "unwritten")
         d.directives.push_back(
             "Some output elements were never written: check loop bounds and the tail for sizes that are not a multiple "
@@ -161,7 +277,7 @@ Diagnosis diagnose(const NodeRecord& n, const ProblemSpec& spec, const std::stri
           "allocations.");
       break;
     case EvalStatus::ok:
-      diagnose_speed(n, spec, backend, peak_gbps, d);
+      diagnose_speed(n, spec, backend, peak_gbps, achieved, d);
       break;
     default:
       d.summary = status_name(n.status);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <kainjow/mustache.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -58,20 +59,80 @@ std::string cut_note(const std::string& text, size_t limit) {
   return out + "\n[... the rest of this note (" + std::to_string(text.size() - cut) + " characters) is left out]";
 }
 
-std::string describe_local_cpu(int eval_threads) {
-  std::string model;
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
+std::string cpu_isa(const std::string& cpuinfo) {
+  std::set<std::string> flags;
+  std::istringstream lines(cpuinfo);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;) flags.insert(w);
       break;
     }
+  std::string o;
+  for (const char* f : {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl",
+                        "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8"})
+    if (flags.count(f)) o += (o.empty() ? "" : ", ") + std::string(f);
+  return o;
+}
+
+namespace {
+
+// The first value of a "key : value" line of /proc/cpuinfo ("" if none).
+std::string cpuinfo_value(const std::string& cpuinfo, const std::string& key) {
+  std::istringstream lines(cpuinfo);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(key, 0) == 0 && line.find(':') != std::string::npos) {
+      const size_t v = line.find_first_not_of(" \t", line.find(':') + 1);
+      return v == std::string::npos ? std::string() : line.substr(v);
+    }
+  return {};
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+FittedNotes fit_notes(const std::vector<NoteText>& notes, size_t budget) {
+  FittedNotes out;
+  size_t left = budget;
+  for (auto& n : notes) {
+    if (n.text.size() <= left) {
+      out.notes.push_back(n);
+      left -= n.text.size();
+    } else if (left >= kMinNoteChars) {
+      out.notes.push_back({n.title, n.path, cut_note(n.text, left - 100)});  // room for the cut's note
+      left = 0;
+    } else {
+      out.left_out += (out.left_out.empty() ? "" : "; ") + n.title + " (" + n.path + ", " +
+                      std::to_string(n.text.size()) + " characters)";
+    }
+  }
+  return out;
+}
+
+std::string describe_local_cpu(int eval_threads) {
+  const std::string cpuinfo = read_text("/proc/cpuinfo");
+  const std::string model = cpuinfo_value(cpuinfo, "model name");
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  std::string o =
-      (model.empty() ? std::string("an x86 CPU") : model) + ", " + std::to_string(cores) +
-      " logical cores on this machine; the evaluation runs each candidate with " +
-      (eval_threads > 0 ? std::to_string(eval_threads) + " thread(s)" : "all " + std::to_string(cores) + " cores") +
-      " (OpenMP's default team has that size)";
+  std::string o = (model.empty() ? std::string("an x86 CPU") : model) + ", " + std::to_string(cores) +
+                  " logical cores on this machine";
+  if (const std::string isa = cpu_isa(cpuinfo); !isa.empty()) o += "; vector ISA: " + isa;
+  // The clock: cpufreq's maximum when readable (kHz), else what /proc/cpuinfo says the first core runs at.
+  char clock[96] = "";
+  const std::string max_khz = read_text("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  if (const double khz = std::atof(max_khz.c_str()); khz > 0)
+    std::snprintf(clock, sizeof clock, "; clock up to %.0f MHz (cpufreq maximum)", khz / 1000);
+  else if (const double mhz = std::atof(cpuinfo_value(cpuinfo, "cpu MHz").c_str()); mhz > 0)
+    std::snprintf(clock, sizeof clock, "; clock %.0f MHz (as /proc/cpuinfo reads)", mhz);
+  o += clock;
+  o += "; the evaluation runs each candidate with " +
+       (eval_threads > 0 ? std::to_string(eval_threads) + " thread(s)" : "all " + std::to_string(cores) + " cores") +
+       " (OpenMP's default team has that size)";
   std::string caches;
   for (auto [name, key] :
        {std::pair{"L1d", _SC_LEVEL1_DCACHE_SIZE}, {"L2", _SC_LEVEL2_CACHE_SIZE}, {"L3", _SC_LEVEL3_CACHE_SIZE}}) {
@@ -82,11 +143,25 @@ std::string describe_local_cpu(int eval_threads) {
   return o;
 }
 
-std::string describe_machine(const std::string& backend, const std::string& machine, const EvaluatingDevice& dev) {
+std::string describe_machine(const std::string& backend, const std::string& machine, const EvaluatingDevice& dev,
+                             double achieved_gbps, const std::string& achieved_by) {
   char gbps[64] = "";
   if (dev.copy_gbps > 0) std::snprintf(gbps, sizeof gbps, "%.1f GB/s", dev.copy_gbps);
+  // A copy slower than a run of the search was measured while other work held the machine: refused.
+  std::string refused;
+  if (gbps[0] && achieved_gbps > dev.copy_gbps) {
+    char fast[64];
+    std::snprintf(fast, sizeof fast, "%.1f GB/s", achieved_gbps);
+    refused = std::string("copy bandwidth: not stated. The copy measured during the evaluation gave ") + gbps +
+              ", but " + (achieved_by.empty() ? "a measured run" : achieved_by) +
+              " moved the problem's bytes at " + fast +
+              ": the copy was measured while other work held the machine, so no memory floor is given; " + fast +
+              " is what this machine has been seen to sustain";
+    gbps[0] = 0;
+  }
   const bool gpu = backend == "cuda" || backend == "python-cuda" || backend == "hip";
   if (!gpu) {
+    if (!refused.empty()) return machine + (machine.empty() ? "" : "\n") + "Measured " + refused;
     if (!gbps[0]) return machine;
     return machine + (machine.empty() ? "" : "\n") + "Measured copy bandwidth: " + gbps +
            " (bytes read + written, a copy over the timing's working set with the evaluation's threads: the memory "
@@ -103,8 +178,26 @@ std::string describe_machine(const std::string& backend, const std::string& mach
   if (gbps[0])
     facts += (facts.empty() ? "" : ", ") + std::string("measured device-to-device copy bandwidth ") + gbps +
              " (bytes read + written: the memory floor your kernel's time is compared with)";
+  if (!refused.empty()) facts += (facts.empty() ? "" : "; ") + refused;
   if (!facts.empty()) o += ": " + facts;
   return o;
+}
+
+std::string machine_constraints(const std::string& text, bool machine_known, const EvaluatingDevice& dev) {
+  if (!machine_known) return text;
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t eq = line.find('=');
+    std::string key = eq == std::string::npos || line.rfind("#", 0) == 0 ? "" : line.substr(0, eq);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    const bool hint = key.size() > 5 && key.compare(key.size() - 5, 5, "_hint") == 0;
+    const bool stated = (key == "sm_count" && dev.sms > 0) || (key == "l2_bytes" && dev.l2_bytes > 0);
+    if (hint || stated) continue;
+    out += line + "\n";
+  }
+  if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
 }
 
 LlmOperator::LlmOperator(LlmOperatorSetup s)
@@ -184,10 +277,11 @@ KbQuery LlmOperator::knowledge_query(const Proposal& p, const SearchGraph& g, co
   std::string query = spec_.name + " " + shape_text(spec_.tags);
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
   if (parent && !ctx.parents.empty()) {  // what went wrong or what bounds it, in the diagnosis's words
-    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report, backend_, ctx.parents[0].peak_gbps);
+    const Diagnosis d = diagnose(*parent, spec_, ctx.parents[0].report, backend_, ctx.parents[0].peak_gbps,
+                                 fastest_achieved_gbps(g.nodes(), spec_, backend_));
     query += " " + d.summary + (d.directives.empty() ? "" : " " + d.directives.front());
   }
-  return {query, hardware_, spec_.name, 2};
+  return {query, hardware_, spec_.name, kKnowledgeHits};
 }
 
 namespace {
@@ -235,10 +329,12 @@ std::string task_text(Operation op, bool kernelbench) {
   return "Make the kernel below faster while keeping it correct.";
 }
 
+std::string time_and_change(const NodeRecord& n, const SearchGraph& g);
+
 // The parent (source, verdict, diagnosis with its directives) and, for a crossover, the second parent.
 // Returns the diagnosis's summary ("" without a parent), which also steers knowledge retrieval.
 std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& g, const OperatorContext& ctx,
-                             const ProblemSpec& spec, const std::string& backend) {
+                             const ProblemSpec& spec, const std::string& backend, double achieved) {
   const NodeRecord* parent = p.parents.empty() ? nullptr : g.find(p.parents[0]);
   std::string summary;
   std::vector<std::string> directives;
@@ -246,8 +342,10 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
     const NodeContext& pc = ctx.parents[0];
     d.set("parent", mu::data::type::bool_true);
     d.set("parent_id", std::to_string(parent->id));
-    d.set("parent_status", std::string(status_name(parent->status)) +
-                               (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" : ""));
+    d.set("parent_status",
+          std::string(status_name(parent->status)) +
+              (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" + time_and_change(*parent, g)
+                                 : ""));
     d.set("parent_source", pc.source);
     std::string report = pc.report.substr(0, 4000);
     if (parent->correct()) {  // a "where:" line locates a failure; on a correct kernel it only confuses
@@ -258,7 +356,7 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
       report = kept;
     }
     if (!report.empty()) d.set("parent_report", report);
-    Diagnosis diag = diagnose(*parent, spec, pc.report, backend, pc.peak_gbps);
+    Diagnosis diag = diagnose(*parent, spec, pc.report, backend, pc.peak_gbps, achieved);
     directives.push_back(diag.summary);
     directives.insert(directives.end(), diag.directives.begin(), diag.directives.end());
     summary = diag.summary;
@@ -303,22 +401,43 @@ void describe_best(mu::data& d, const Proposal& p, const SearchGraph& g, const O
   d.set("exemplars", ex);
 }
 
-// Knowledge-base notes: those the deep-search agent retrieved (ctx.knowledge), else retrieved here.
-void describe_knowledge(mu::data& d, const KnowledgeBase& kb, const KbQuery& query, const OperatorContext& ctx) {
+// Whether `doc` is the problem's own note: written for it alone (`problems` is just this problem) or naming
+// it in its title, and for any hardware or this target.
+bool own_note(const KbDocument& doc, const std::string& problem, const std::string& hardware) {
+  const auto& hw = doc.hardware;
+  if (std::find(hw.begin(), hw.end(), "any") == hw.end() && std::find(hw.begin(), hw.end(), hardware) == hw.end())
+    return false;
+  return (doc.problems.size() == 1 && doc.problems[0] == problem) || doc.title.find(problem) != std::string::npos;
+}
+
+// Knowledge-base notes: the problem's own note first (own_note), then those the deep-search agent
+// retrieved (ctx.knowledge), else retrieved here, in relevance order; fitted to kKnowledgeBudgetChars
+// (fit_notes), and what was left out is said.
+void describe_knowledge(mu::data& d, const KnowledgeBase& kb, const KbQuery& query, const OperatorContext& ctx,
+                        const std::string& problem) {
   auto hits = ctx.knowledge_given ? ctx.knowledge : kb.search(query);
-  if (hits.empty()) return;
-  mu::data list{mu::data::type::list};
+  std::vector<const KbDocument*> docs;
+  for (auto& doc : kb.documents())
+    if (own_note(doc, problem, query.hardware)) docs.push_back(&doc);
   for (auto& h : hits)
     for (auto& doc : kb.documents())
-      if (doc.path == h.path) {
-        mu::data e;
-        e.set("title", doc.title);
-        e.set("path", doc.path);
-        e.set("text", cut_note(doc.body, 2500));
-        list.push_back(e);
-      }
+      if (doc.path == h.path && std::find(docs.begin(), docs.end(), &doc) == docs.end()) docs.push_back(&doc);
+  if (docs.empty()) return;
+  std::vector<NoteText> notes;
+  for (auto* doc : docs) notes.push_back({doc->title, doc->path, doc->body});
+  const FittedNotes fitted = fit_notes(notes, kKnowledgeBudgetChars);
+  mu::data list{mu::data::type::list};
+  for (auto& n : fitted.notes) {
+    mu::data e;
+    e.set("title", n.title);
+    e.set("path", n.path);
+    e.set("text", n.text);
+    list.push_back(e);
+  }
   mu::data kn;
   kn.set("items", list);
+  kn.set("budget", std::to_string(kKnowledgeBudgetChars));
+  if (!fitted.left_out.empty()) kn.set("left_out", fitted.left_out);
   d.set("knowledge", kn);
 }
 
@@ -343,13 +462,43 @@ std::string reference_semantics(const ProblemSpec& spec) {
     if (end == std::string::npos) end = src.find("\n  return r;", at);
     if (end != std::string::npos && end - line < 6000)
       out += (out.empty() ? "" : "\n") +
-             std::string("The libtorch reference (its inputs i[k] follow the names listed ") + "in it):\n```cpp\n" +
+             std::string("The libtorch reference (its i[k] is the k-th input listed below, the kernel's inputs[k]):") +
+             "\n```cpp\n" +
              src.substr(line + 1, end - line - 1) + "\n```\n";
   }
   return out;
 }
 
-// The last attempts of the search, newest first: operation, parent, outcome, and what the reply said it did.
+// "0.0312 ms" / "4.91 ms": a time as the prompt states it (4 significant digits).
+std::string ms_text(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g ms", ms);
+  return b;
+}
+
+// A correct node's median time (its reference's beside it) and its change against its parent when the
+// parent is correct and timed: ", 26 ms (reference 9.4 ms, median times), 2.6x slower than its parent node 4
+// (10 ms)"; "" when the node has no time.
+std::string time_and_change(const NodeRecord& n, const SearchGraph& g) {
+  if (n.candidate_ms <= 0) return {};
+  std::string o = ", " + ms_text(n.candidate_ms) +
+                  (n.reference_ms > 0 ? " (reference " + ms_text(n.reference_ms) + ", median times)" : " (median)");
+  const NodeRecord* up = n.parents.empty() ? nullptr : g.find(n.parents[0]);
+  if (!up || !up->correct() || up->candidate_ms <= 0) return o;
+  const double r = n.candidate_ms / up->candidate_ms;
+  const auto id = static_cast<unsigned long long>(up->id);
+  char change[128];
+  if (r >= 1.02)
+    std::snprintf(change, sizeof change, ", %.2gx slower than its parent node %llu", r, id);
+  else if (r <= 1 / 1.02)
+    std::snprintf(change, sizeof change, ", %.2gx faster than its parent node %llu", 1 / r, id);
+  else
+    std::snprintf(change, sizeof change, ", as fast as its parent node %llu (within 2%%)", id);
+  return o + change + " (" + ms_text(up->candidate_ms) + ")";
+}
+
+// The last attempts of the search, newest first: operation, parent, outcome with the node's median time
+// and its change against its parent, and what the reply said it did.
 void describe_history(mu::data& d, const Proposal& p, const SearchGraph& g,
                       const std::map<std::string, std::string>& summaries) {
   std::vector<const NodeRecord*> scored;
@@ -367,6 +516,7 @@ void describe_history(mu::data& d, const Proposal& p, const SearchGraph& g,
       char speed[32];
       std::snprintf(speed, sizeof speed, "%.3fx", n->fitness);
       line += std::string("correct, ") + speed;
+      line += time_and_change(*n, g);
     } else {
       line += status_name(n->status);
       const std::string why = n->message.empty() ? n->reason : n->message;
@@ -459,18 +609,23 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   d.set("hardware", hardware_);
   d.set("reference", reference_);
   d.set("lang", fence());
-  if (!constraints_.empty()) d.set("hardware_constraints", constraints_);
   describe_problem(d, spec_, backend_, kernelbench());
   d.set("task", task_text(p.op, kernelbench()));
   if (!kernelbench())
     if (auto sem = reference_semantics(spec_); !sem.empty()) d.set("reference_semantics", sem);
-  if (auto m = describe_machine(backend_, machine_, ctx.device); !m.empty()) d.set("machine", m);
+  std::string achieved_by;  // whose run moved the problem's bytes fastest: a floor below it would be false
+  const double achieved = fastest_achieved_gbps(g.nodes(), spec_, backend_, &achieved_by);
+  const std::string machine = describe_machine(backend_, machine_, ctx.device, achieved, achieved_by);
+  if (!machine.empty()) d.set("machine", machine);
+  // The target family's hints give way to the evaluating machine's own facts.
+  if (auto c = machine_constraints(constraints_, !machine.empty(), ctx.device); !c.empty())
+    d.set("hardware_constraints", c);
   if (p.op == Operation::seed && !kernelbench()) {
     mu::data ex;
     ex.set("code", std::string(backend_ == "cuda" ? kCudaExample : kCpuExample));
     d.set("example", ex);
   }
-  const std::string diagnosis = describe_parents(d, p, g, ctx, spec_, backend_);
+  const std::string diagnosis = describe_parents(d, p, g, ctx, spec_, backend_, achieved);
   describe_best(d, p, g, ctx);
   {
     std::map<std::string, std::string> summaries;
@@ -482,7 +637,7 @@ std::pair<std::string, std::string> LlmOperator::prompts(const Proposal& p, cons
   }
   if (kb_) {
     const std::string query = spec_.name + " " + shape_text(spec_.tags) + (diagnosis.empty() ? "" : " " + diagnosis);
-    describe_knowledge(d, *kb_, {query, hardware_, spec_.name, 2}, ctx);
+    describe_knowledge(d, *kb_, {query, hardware_, spec_.name, kKnowledgeHits}, ctx, spec_.name);
   }
   return {system_prompt(), render(t_.child, d)};
 }

@@ -38,18 +38,52 @@ struct PromptTemplates {
 // error that says why.
 Expected<std::string> extract_code(const std::string& reply);
 
-// The machine this process runs on, as a kernel engineer states it: CPU model, cores, the threads the
-// evaluation gives a candidate (0 = all cores), cache sizes.
+// The machine this process runs on, as a kernel engineer states it: CPU model, cores, vector ISA
+// (cpu_isa), clock (cpufreq's maximum, else /proc/cpuinfo's cpu MHz), the threads the evaluation gives a
+// candidate (0 = all cores), cache sizes.
 std::string describe_local_cpu(int eval_threads);
+
+// The vector ISA extensions a /proc/cpuinfo text's first "flags" line lists, of those a kernel can use
+// (sse4_2, avx, avx2, fma, f16c, avx512f/dq/bw/vl, avx512_vnni, avx512_bf16, avx512_fp16, avx_vnni, amx_*),
+// comma-separated in that order; "" when none.
+std::string cpu_isa(const std::string& cpuinfo);
 
 // The machine section of a child prompt: for a GPU backend the device that gave the latest verdict (model,
 // SMs, L2, measured copy bandwidth), else `machine` (what the setup knew, e.g. before any verdict); for a
 // CPU backend `machine` (describe_local_cpu) with the evaluator's measured copy bandwidth when known.
-std::string describe_machine(const std::string& backend, const std::string& machine, const EvaluatingDevice& device);
+// A measured bandwidth below `achieved_gbps` (the fastest rate a measured run of the search moved the
+// problem's bytes at, by `achieved_by`) was taken on a busy machine: it is not stated as a floor, and the
+// section says so and states the achieved rate instead.
+std::string describe_machine(const std::string& backend, const std::string& machine, const EvaluatingDevice& device,
+                             double achieved_gbps = 0, const std::string& achieved_by = "");
+
+// The target's constraints text as a prompt shows it beside a description of the evaluating machine
+// (`machine_known`): without the family's `*_hint` keys (cores_hint, l1d_bytes_hint: the machine line states
+// the real ones), and without sm_count / l2_bytes once the device stated its own. Unchanged otherwise.
+std::string machine_constraints(const std::string& text, bool machine_known, const EvaluatingDevice& device);
 
 // A knowledge note cut to at most `limit` characters at a section boundary (a heading, else a paragraph,
 // else a line), never mid-word; says when something was left out.
 std::string cut_note(const std::string& text, size_t limit);
+
+// The characters of knowledge-base notes one prompt carries (the rest of a child prompt is 3-9 KB: the
+// parent, its report, the best kernels), the notes asked of the knowledge base besides the problem's own,
+// and the least room worth giving a cut note.
+constexpr size_t kKnowledgeBudgetChars = 12000;
+constexpr size_t kKnowledgeHits = 4;
+constexpr size_t kMinNoteChars = 1500;
+
+struct NoteText {
+  std::string title, path, text;
+};
+struct FittedNotes {
+  std::vector<NoteText> notes;  // in the given order, whole or cut
+  std::string left_out;         // "title (path, N characters); ..." of those that did not fit ("" = none)
+};
+// Notes (most relevant first: the problem's own note leads) fitted to `budget` characters: each whole while
+// it fits, the first that does not cut at a section boundary to the room left when that is at least
+// kMinNoteChars, the rest left out and named.
+FittedNotes fit_notes(const std::vector<NoteText>& notes, size_t budget);
 
 // Everything an LLM operator is made from.
 struct LlmOperatorSetup {

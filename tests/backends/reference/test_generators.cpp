@@ -1,9 +1,13 @@
 // The trusted evaluators' input generators (backends/reference): segment_sorted at the benchmark size, on the
 // CPU, as both evaluators make it. Each segment must come out sorted, the inputs the same for a seed and
-// different for another seed, whatever the number of libtorch threads.
+// different for another seed, whatever the number of libtorch threads. And every registered reference takes
+// its inputs in the spec's order, the order a kernel receives them.
 #include <ATen/Parallel.h>
 
+#include <filesystem>
+
 #include "backends/reference/generators.hpp"
+#include "backends/reference/references.hpp"
 #include "runtime/config/problem_loader.hpp"
 
 // libtorch (c10/util/logging_is_not_google_glog.h) defines a CHECK macro of its own that does nothing on
@@ -81,4 +85,25 @@ TEST_CASE("segment_sorted inputs at the benchmark size are sorted per segment an
     CHECK((*a)[2].min().item<float>() >= -3.0f);
     CHECK((*a)[2].max().item<float>() <= 3.0f);
   }
+}
+
+// The prompt lists a problem's inputs in the spec's order and shows the reference's code, which indexes
+// them as i[0], i[1], ...: the two must agree for every problem, or a model reading "i[1] is boundaries"
+// writes a kernel that reads the offsets as boundaries (merge_bucketized_dense, map_id and
+// batch_event_truncate took theirs in another order).
+TEST_CASE("every problem's reference indexes its inputs in the order the spec lists them", "[reference]") {
+  int checked = 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(std::string(KEVOLVE_SOURCE_DIR) + "/problems")) {
+    if (e.path().filename() != "problem.toml") continue;
+    auto spec = load_problem(e.path().string());
+    if (!spec) continue;  // KernelBench-format and other specs without a libtorch reference
+    const reference::Reference* ref = reference::find_reference(spec->reference);
+    if (!ref) continue;
+    std::vector<std::string> names;
+    for (auto& in : spec->inputs) names.push_back(in.name);
+    INFO(e.path().string() << ": reference " << ref->name);
+    CHECK(ref->inputs == names);
+    ++checked;
+  }
+  CHECK(checked >= 10);  // every core problem has a reference
 }

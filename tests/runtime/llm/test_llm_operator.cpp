@@ -1,16 +1,22 @@
 // The LLM operator against a real HTTP server on 127.0.0.1 playing the provider: replies cut at the token
 // limit are never evaluated, tool calls and prose are asked again once and then trip the circuit breaker,
 // a permanent error stops it after one request, every token is accounted for under a realistic mix of
-// failures (the soak), and the prompts carry what a kernel engineer needs.
+// failures (the soak), and the prompts carry what a kernel engineer needs, each fact true (from the evaluation
+// it describes) or absent.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "fake_llm_server.hpp"
@@ -456,4 +462,327 @@ TEST_CASE("the journal keeps every reply with its tokens and what the operator m
   CHECK(bad.error().find("line 6") != std::string::npos);
   CHECK(llm::read_journal(path + ".none", "s1").code() == Errc::not_found);
   std::remove(path.c_str());
+}
+
+// ---- Prompt facts: true or absent ----
+
+namespace {
+
+// The operator for a problem of problems/core with the x86 target's real constraints file.
+std::shared_ptr<LlmOperator> core_operator(Fixture& f, const std::string& problem, const std::string& target,
+                                           std::shared_ptr<KnowledgeBase> kb = nullptr) {
+  auto prompts = PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge");
+  REQUIRE(prompts);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core/" + problem + "/problem.toml");
+  REQUIRE(spec);
+  std::ifstream in(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge/hardware/" + target + "/constraints.toml");
+  std::stringstream constraints;
+  constraints << in.rdbuf();
+  LlmOperatorSetup s{f.client, *prompts, *spec, spec->reference, target, constraints.str(), kb, 1};
+  s.eval_threads = 2;
+  return std::make_shared<LlmOperator>(s);
+}
+
+NodeRecord correct_node(uint64_t id, double candidate_ms, double reference_ms, std::vector<uint64_t> parents = {}) {
+  NodeRecord n;
+  n.id = id;
+  n.parents = std::move(parents);
+  n.op = n.parents.empty() ? Operation::seed : Operation::mutate;
+  n.state = NodeState::scored;
+  n.status = EvalStatus::ok;
+  n.candidate_ms = candidate_ms;
+  n.reference_ms = reference_ms;
+  n.fitness = reference_ms / candidate_ms;
+  n.params = {{"source", std::to_string(id)}};
+  return n;
+}
+
+// The text between `from` (excluded) and the next `to` ("" when `from` is absent).
+std::string section(const std::string& text, const std::string& from, const std::string& to) {
+  const size_t a = text.find(from);
+  if (a == std::string::npos) return {};
+  const size_t b = text.find(to, a + from.size());
+  return text.substr(a + from.size(), b == std::string::npos ? std::string::npos : b - a - from.size());
+}
+
+// The numbers a text states: runs of digits and dots that are not part of a name ("avx2", "L1d", "sm_90",
+// "2.20GHz" are names).
+std::vector<std::string> numbers_in(const std::string& text) {
+  std::vector<std::string> out;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && (word(text[i - 1]) || text[i - 1] == '.'))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+    std::string n = text.substr(i, j - i);
+    while (!n.empty() && n.back() == '.') n.pop_back();
+    if (j >= text.size() || !word(text[j])) out.push_back(n);
+    i = j;
+  }
+  return out;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Whether the number a text states (`stated`, as printed) is `x` rounded to the digits it shows (and 4
+// significant digits at most).
+bool near(const std::string& stated, double x) {
+  const size_t dot = stated.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(stated.size() - dot - 1);
+  return std::abs(std::stod(stated) - x) <= 0.5 * std::pow(10.0, -decimals) + 5e-4 * std::abs(x);
+}
+
+}  // namespace
+
+TEST_CASE("prompts: a copy bandwidth the reference beat is refused and no memory floor is stated below it",
+          "[llm][prompts][facts]") {
+  // softmax_rows moves 67108864 bytes: the reference's 1.113 ms is 60.3 GB/s, the copy measured on a busy
+  // machine 13.7 GB/s, whose floor (4.9 ms) the reference beats 4.4x.
+  Fixture f;
+  auto op = core_operator(f, "softmax_rows", "x86-avx2");
+  SearchGraph g;
+  g.upsert(correct_node(1, 5.0, 1.113));
+  OperatorContext ctx;
+  ctx.parents.push_back({1, kernel(1), "correct on 4 shapes x 5 trials; candidate 5 ms vs reference 1.113 ms", 13.7});
+  ctx.device.copy_gbps = 13.7;
+  auto [system, user] = op->prompts(Proposal{Operation::mutate, {1}, 0}, g, ctx);
+  INFO(user);
+  CHECK_FALSE(std::regex_search(user, std::regex("memory floor [0-9]")));
+  CHECK(user.find("Measured copy bandwidth: 13.7") == std::string::npos);
+  CHECK(user.find("Measured copy bandwidth: not stated. The copy measured during the evaluation gave 13.7 GB/s, but "
+                  "the reference (timed with node 1) moved the problem's bytes at 60.3 GB/s") != std::string::npos);
+  CHECK(user.find("is slower than the reference's own run (60.3 GB/s achieved)") != std::string::npos);
+  CHECK(user.find("median times: the kernel 5 ms, the reference 1.113 ms") != std::string::npos);
+  // A bandwidth no run beat is stated, and its floor is below every measured time.
+  ctx.device.copy_gbps = ctx.parents[0].peak_gbps = 80;
+  auto [s2, trusted] = op->prompts(Proposal{Operation::mutate, {1}, 0}, g, ctx);
+  CHECK(trusted.find("Measured copy bandwidth: 80.0 GB/s") != std::string::npos);
+  CHECK(trusted.find("memory floor 0.839 ms") != std::string::npos);
+}
+
+TEST_CASE("prompts: every number in the machine and measurement sections comes from the evaluation it describes",
+          "[llm][prompts][facts]") {
+  Fixture f;
+  auto op = core_operator(f, "softmax_rows", "x86-avx512");
+  SearchGraph g;
+  g.upsert(correct_node(1, 20.48, 9.4));
+  g.upsert(correct_node(2, 6.5, 9.3, {1}));
+  OperatorContext ctx;
+  ctx.parents.push_back({1, kernel(1), "correct on 4 shapes x 5 trials; candidate 20.48 ms vs reference 9.4 ms", 41.7});
+  ctx.device.copy_gbps = 41.7;
+  auto [system, user] = op->prompts(Proposal{Operation::mutate, {1}, 0}, g, ctx);
+  INFO(user);
+
+  // The machine section: this machine's facts (the CPU evaluator runs here) and the device's bandwidth.
+  const std::string cpuinfo = read_all("/proc/cpuinfo");
+  std::vector<double> facts = {static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)), 2, 41.7};
+  for (auto key : {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE})
+    if (sysconf(key) > 0) facts.push_back(static_cast<double>(sysconf(key) / 1024));
+  const std::string model = section(cpuinfo, "model name\t: ", "\n");
+  for (auto& n : numbers_in(model)) facts.push_back(std::stod(n));
+  if (double khz = std::atof(read_all("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").c_str()); khz > 0)
+    facts.push_back(std::round(khz / 1000));
+  else
+    facts.push_back(std::round(std::atof(section(cpuinfo, "cpu MHz\t\t: ", "\n").c_str())));
+  const std::string machine = section(user, "# The machine that evaluates your kernel\n", "\n(The numbers above");
+  REQUIRE(!machine.empty());
+  CHECK(machine.find("vector ISA: ") != std::string::npos);
+  for (auto& n : numbers_in(machine)) {
+    INFO("machine section number " << n);
+    CHECK(std::any_of(facts.begin(), facts.end(), [&](double x) { return near(n, x); }));
+  }
+  // Every ISA extension the kernel can use that this CPU has is named, and none it lacks.
+  const std::string flags = " " + section(cpuinfo, "flags\t\t: ", "\n") + " ";
+  for (const char* isa : {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile"}) {
+    const bool has = flags.find(" " + std::string(isa) + " ") != std::string::npos;
+    INFO(isa);
+    const bool named = (section(machine, "vector ISA: ", ";") + ",").find(std::string(isa) + ",") != std::string::npos;
+    CHECK(named == has);
+  }
+
+  // The measurement section (the diagnosis's summary): the node's times, the bytes and flops of the benchmark
+  // shape, the device's bandwidth, and what follows from them; no floor below a measured time.
+  const double bytes = 67108864, flops = 41943040, ms = 20.48, ref = 9.4, bw = 41.7;  // as the prompt states
+  const double floor_ms = bytes / (bw * 1e9) * 1e3;
+  const std::vector<double> derived = {bytes / (ms * 1e-3) / 1e9, 100 * bytes / (ms * 1e-3) / 1e9 / bw,
+                                       bw, floor_ms, ms / floor_ms, flops / (ms * 1e-3) / 1e9, flops / bytes,
+                                       ms, ref};
+  CHECK(user.find("Roofline for the benchmark shape: 67108864 bytes moved, 41943040 flops.") != std::string::npos);
+  const std::string summary = section(user, "## Diagnosis and directives\n- ", "\n");
+  REQUIRE(summary.find("memory floor") != std::string::npos);
+  for (auto& n : numbers_in(summary)) {
+    INFO("measurement number " << n << " in: " << summary);
+    CHECK(std::any_of(derived.begin(), derived.end(), [&](double x) { return near(n, x); }));
+  }
+  CHECK(floor_ms <= std::min({ms, ref, 6.5, 9.3}));
+}
+
+TEST_CASE("prompts: no hint of the target family contradicts the machine line (cores_hint, l1d_bytes_hint)",
+          "[llm][prompts][facts]") {
+  Fixture f;
+  for (const char* target : {"x86-avx2", "x86-avx512"}) {
+    auto op = core_operator(f, "softmax_rows", target);
+    SearchGraph g;
+    auto [system, user] = op->prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{});
+    INFO(user);
+    CHECK(user.find("logical cores on this machine") != std::string::npos);
+    CHECK(user.find("cores_hint") == std::string::npos);
+    CHECK(user.find("_hint") == std::string::npos);
+    CHECK(user.find("vector_width_bytes") != std::string::npos);  // the family's real constraints stay
+  }
+  // Constraints from elsewhere: the hints go whenever the machine is described; a GPU's SM count and L2 once
+  // the device stated its own.
+  CHECK(machine_constraints("a = 1\ncores_hint = 16\nb = 2\n", true, {}) == "a = 1\nb = 2\n");
+  CHECK(machine_constraints("cores_hint = 16", false, {}) == "cores_hint = 16");
+  CHECK(machine_constraints("sm_count = 132\nwarp_size = 32\n", true, {"NVIDIA H100 PCIe", 114, 50 << 20, 0}) ==
+        "warp_size = 32\n");
+  CHECK(cpu_isa("processor\t: 0\nflags\t\t: fpu sse4_2 avx avx2 fma f16c avx512f avx512bw avx512vl avx512_bf16 "
+                "amx_tile amx_bf16 xsave\n") ==
+        "sse4_2, avx, avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512_bf16, amx_tile, amx_bf16");
+  CHECK(cpu_isa("flags\t\t: fpu sse2\n").empty());
+}
+
+TEST_CASE("prompts: every problem's inputs are listed in the order its reference code indexes them",
+          "[llm][prompts][facts]") {
+  Fixture f;
+  int checked = 0;
+  for (auto& e : std::filesystem::directory_iterator(std::string(KEVOLVE_SOURCE_DIR) + "/problems/core")) {
+    const std::string problem = e.path().filename().string();
+    auto spec = load_problem(e.path().string() + "/problem.toml");
+    if (!spec) continue;
+    auto op = core_operator(f, problem, "x86-avx2");
+    SearchGraph g;
+    auto [system, user] = op->prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{});
+    // The names listed under "Inputs (in order)", and those the reference code's registration gives i[0], i[1], ...
+    std::vector<std::string> listed, indexed;
+    std::istringstream lines(section(user, "Inputs (in order):\n", "Outputs (in order)"));
+    for (std::string l; std::getline(lines, l);)
+      if (l.rfind("- `", 0) == 0) listed.push_back(l.substr(3, l.find('`', 3) - 3));
+    std::smatch m;
+    const std::string code = section(user, "The libtorch reference", "```\n\n");
+    static const std::regex names(R"re(\{((?:"\w+"(?:, )?)+)\},\s*\[\]\(const Tensors& in)re");
+    if (!std::regex_search(code, m, names)) continue;  // no libtorch reference shown
+    const std::string inner = m[1].str();
+    static const std::regex quoted(R"re("(\w+)")re");
+    for (auto it = std::sregex_iterator(inner.begin(), inner.end(), quoted);
+         it != std::sregex_iterator(); ++it)
+      indexed.push_back((*it)[1].str());
+    INFO(problem);
+    CHECK(listed == indexed);
+    ++checked;
+  }
+  CHECK(checked >= 10);
+  // The issue's case: merge_bucketized_dense's reference reads the offsets as i[1], as a kernel reads inputs[1].
+  auto op = core_operator(f, "merge_bucketized_dense", "x86-avx2");
+  SearchGraph g;
+  auto [system, user] = op->prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{});
+  const size_t x = user.find("\n- `x`: "), offsets = user.find("\n- `offsets`: "), b = user.find("\n- `boundaries`: ");
+  CHECK((x < offsets && offsets < b && b != std::string::npos));
+  CHECK(user.find("const auto off = i[1]") != std::string::npos);
+}
+
+TEST_CASE("prompts: each history line gives the node's time and its change against its parent",
+          "[llm][prompts][facts]") {
+  Fixture f;
+  auto op = core_operator(f, "softmax_rows", "x86-avx2");
+  SearchGraph g;
+  g.upsert(correct_node(4, 10, 9.4));
+  g.upsert(correct_node(5, 26, 9.4, {4}));
+  g.upsert(correct_node(6, 7.5, 9.5, {4}));
+  g.upsert(correct_node(7, 10.1, 9.4, {4}));
+  g.upsert(correct_node(8, 12, 9.4));
+  OperatorContext ctx;
+  ctx.parents.push_back({8, kernel(8), "correct", 0});
+  auto [system, user] = op->prompts(Proposal{Operation::mutate, {8}, 0}, g, ctx);
+  INFO(user);
+  CHECK(user.find("- node 5 (mutate of node 4): correct, 0.362x, 26 ms (reference 9.4 ms, median times), 2.6x slower "
+                  "than its parent node 4 (10 ms)") != std::string::npos);
+  CHECK(user.find("- node 6 (mutate of node 4): correct, 1.267x, 7.5 ms (reference 9.5 ms, median times), 1.3x "
+                  "faster than its parent node 4 (10 ms)") != std::string::npos);
+  CHECK(user.find("- node 7 (mutate of node 4): correct, 0.931x, 10.1 ms (reference 9.4 ms, median times), as fast "
+                  "as its parent node 4 (within 2%) (10 ms)") != std::string::npos);
+  CHECK(user.find("- node 4 (seed): correct, 0.940x, 10 ms (reference 9.4 ms, median times)\n") != std::string::npos);
+  // The parent, shown in full, says the same of itself.
+  ctx.parents[0] = {5, kernel(5), "correct", 0};
+  auto [s2, from5] = op->prompts(Proposal{Operation::mutate, {5}, 0}, g, ctx);
+  CHECK(from5.find("## The kernel to start from (node 5, ok, 0.361538x over PyTorch, 26 ms (reference 9.4 ms, median "
+                   "times), 2.6x slower than its parent node 4 (10 ms))") != std::string::npos);
+}
+
+TEST_CASE("prompts: the problem's own knowledge note comes first and whole within the stated budget",
+          "[llm][prompts][facts]") {
+  auto kb = KnowledgeBase::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge");
+  REQUIRE(kb);
+  const KbDocument* own = nullptr;
+  for (auto& d : (*kb)->documents())
+    if (d.path == "patterns/bucketize-per-feature.md") own = &d;
+  REQUIRE(own);
+  REQUIRE(own->body.size() > 2500);  // what the former per-note cut of 2500 characters lost most of
+  Fixture f;
+  auto op = core_operator(f, "merge_bucketized_dense", "x86-avx2", *kb);
+  SearchGraph g;
+  auto [system, user] = op->prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{});
+  const std::string notes = section(user, "## Notes from the knowledge base\n", "\n# How to answer");
+  REQUIRE(!notes.empty());
+  CHECK(notes.find("12000 characters of notes at most") != std::string::npos);
+  const size_t first = notes.find("### ");
+  CHECK(notes.substr(first, notes.find('\n', first) - first) ==
+        "### " + own->title + " (patterns/bucketize-per-feature.md)");
+  CHECK(notes.find(own->body) != std::string::npos);  // whole
+  // The budget is shared: whole notes while they fit, one cut at a section boundary, the rest named.
+  const FittedNotes fitted = fit_notes({{"A", "a.md", std::string(7000, 'a')},
+                                        {"B", "b.md", "# B\n" + std::string(3000, 'b') + "\n\n## More\n" +
+                                                          std::string(3000, 'c')},
+                                        {"C", "c.md", std::string(3000, 'c')}},
+                                       12000);
+  REQUIRE(fitted.notes.size() == 2);
+  CHECK(fitted.notes[0].text == std::string(7000, 'a'));
+  CHECK(fitted.notes[1].text.find("## More") == std::string::npos);
+  CHECK(fitted.notes[1].text.find("[... the rest of this note") != std::string::npos);
+  CHECK(fitted.notes[0].text.size() + fitted.notes[1].text.size() <= 12000);
+  CHECK(fitted.left_out == "C (c.md, 3000 characters)");
+}
+
+// The three prompts docs/llm-operator.md shows (first child, after a failure, after a slow kernel), written to
+// $KEVOLVE_DOC_PROMPTS/{first,failed,slow}.txt when that variable is set. Hidden: run it by its tag.
+TEST_CASE("docs: the three example prompts", "[.][docs]") {
+  const char* dir = std::getenv("KEVOLVE_DOC_PROMPTS");
+  if (!dir) return;
+  auto kb = KnowledgeBase::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge");
+  REQUIRE(kb);
+  Fixture f;
+  auto op = core_operator(f, "softmax_rows", "x86-avx2", *kb);
+  auto write = [&](const char* name, const std::pair<std::string, std::string>& p) {
+    std::ofstream(std::string(dir) + "/" + name + ".txt") << "[system]\n" << p.first << "\n[user]\n" << p.second;
+  };
+  SearchGraph g;
+  write("first", op->prompts(Proposal{Operation::seed, {}, 0}, g, OperatorContext{}));
+  NodeRecord bad;
+  bad.id = 1;
+  bad.state = NodeState::scored;
+  bad.status = EvalStatus::incorrect;
+  bad.reason = "mismatch";
+  bad.message = "output 'y': 7 element(s) outside tolerance, first at [0, 32]: got 0, expected 0.0123 (max abs err "
+                "0.0123) (verify[0] (C=33, R=7), trial 0)";
+  bad.params = {{"source", "1"}};
+  g.upsert(bad);
+  OperatorContext failed;
+  failed.parents.push_back({1, kernel(1), bad.message + "\nwhere: verify[0] (C=33, R=7), trial 0, output 'y' [0, 32]", 0});
+  write("failed", op->prompts(Proposal{Operation::repair, {1}, 0}, g, failed));
+  g.upsert(correct_node(2, 9.6, 9.4, {1}));
+  g.upsert(correct_node(3, 25.0, 9.4, {2}));
+  OperatorContext slow;
+  slow.parents.push_back({3, kernel(3),
+                          "correct on 4 shapes x 5 trials; candidate 25 ms vs reference 9.4 ms (0.376x)", 41.7});
+  slow.best = {{2, kernel(2), "", 0}};
+  slow.device.copy_gbps = 41.7;
+  write("slow", op->prompts(Proposal{Operation::mutate, {3}, 0}, g, slow));
 }

@@ -3,6 +3,7 @@
 
 #include "runtime/operators/diagnosis.hpp"
 #include "runtime/config/problem_loader.hpp"
+#include "../../backends/cpu/eval_helpers.hpp"
 
 using namespace kevolve;
 
@@ -94,4 +95,49 @@ TEST_CASE("a kernel slowed by its arithmetic is not called memory-bound: the mea
   CHECK(bound.summary.rfind("memory-bound: 16.0 GB/s achieved, 80%", 0) == 0);
   CHECK(any_has(bound, "fuse passes"));
   CHECK_FALSE(any_has(bound, "expf"));
+}
+
+// The evaluator's report of an incorrect kernel says where the bad elements lie; the diagnosis reads it
+// against the output's shape. A softmax whose 8-wide loop leaves each row's last C % 8 columns at 0, evaluated
+// by the real CPU evaluator: on C = 33 it fails at [0, 32], one tail column in each of the 7 rows.
+TEST_CASE("an incorrect kernel's diagnosis places its bad elements: a row tail the vector loop does not cover",
+          "[diagnosis]") {
+  const EvalResult r =
+      test::eval_file("tests/fixtures/problems/softmax_small/problem.toml", "tests/runtime/operators/kernels/softmax_no_tail.cpp");
+  INFO(r.message);
+  REQUIRE(r.status == EvalStatus::incorrect);
+  auto spec = load_problem(test::source_path("tests/fixtures/problems/softmax_small/problem.toml"));
+  REQUIRE(spec);
+  NodeRecord n = scored(EvalStatus::incorrect, r.reason);
+  n.message = r.message;
+  const std::string report = r.message + "\nwhere: " + r.where;  // as the search hands it to an operator
+  const Diagnosis d = diagnose(n, *spec, report);
+  INFO(d.directives.front());
+  CHECK(d.directives.front().find("(7 of 231 wrong) is at index 32 of C = 33") != std::string::npos);
+  CHECK(d.directives.front().find("the last columns of each row are a tail the vector loop does not cover") !=
+        std::string::npos);
+  CHECK(d.directives.front().find("33 = 2 x 16 + 1") != std::string::npos);
+}
+
+TEST_CASE("an incorrect kernel's diagnosis names the first column, the first row, a stride or every element",
+          "[diagnosis]") {
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  REQUIRE(spec);
+  const NodeRecord n = scored(EvalStatus::incorrect, "mismatch");
+  // Reports in the evaluator's words (backends/harness/verify.cpp describe(), the evaluator's "where").
+  auto located = [&](const std::string& count, const std::string& at, const std::string& shape) {
+    const std::string report = "output 'y': " + count + " element(s) outside tolerance, first at " + at +
+                               ": got 0, expected 0.031 (max abs err 0.031) (verify[1] (" + shape + "), trial 0)";
+    return diagnose(n, *spec, report).directives.front();
+  };
+  CHECK(located("13", "[0, 0]", "R=13, C=257").find("the first column of the rows is wrong") != std::string::npos);
+  CHECK(located("200", "[0, 3]", "R=13, C=257").find("only the first row (at most 257 elements)") !=
+        std::string::npos);
+  CHECK(located("2048", "[0, 1]", "R=16, C=256").find("1 in 2 elements is wrong: a stride pattern") !=
+        std::string::npos);
+  CHECK(located("3341", "[0, 0]", "R=13, C=257").find("every element is wrong") != std::string::npos);
+  CHECK(located("257", "[12, 5]", "R=13, C=257").find("row 12 of 13: the rows before it are right") !=
+        std::string::npos);
+  // No position in the report: the class's general directive only.
+  CHECK(diagnose(n, *spec, "output 'y': wrong").directives.front().rfind("Values are wrong", 0) == 0);
 }
