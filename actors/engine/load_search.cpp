@@ -85,6 +85,7 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
   SearchSetup& setup = l.setup;
   setup.keep_context = op.needs_context();
   setup.operator_window = op.history_window();
+  setup.operator_lanes = op.blocks() ? std::max(1, op.concurrency()) : 0;
   setup.config = config;
   setup.config.strategy.repair = op.can_repair();  // failed nodes go back to operators that can fix them
   setup.spec = spec;

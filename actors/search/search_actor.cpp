@@ -127,6 +127,7 @@ void stop(Self self, const std::string& why) {
 }
 
 void fill(Self self);
+void ask_operator(Self self, std::vector<Proposal> props, std::vector<MakeRequest> batch);
 
 // Verdicts gathered for the store: sent on their own (fire and forget) once this many entries wait.
 constexpr size_t kVerdictBatch = 256;
@@ -225,10 +226,15 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
 void fill(Self self) {
   auto& st = self->state;
   if (st.stopping) return maybe_finish(self);
-  if (st.paused || st.cancelling || st.operator_requests >= 2) return;
+  // A blocking operator (LLM) is asked one proposal per request, as many at once as it has lanes: a child
+  // comes back when its own reply does, not when the slowest of a batch does. Others get batches, two at most.
+  const int lanes = st.s.operator_lanes;
+  const int max_requests = lanes > 0 ? lanes : 2;
+  if (st.paused || st.cancelling || st.operator_requests >= max_requests) return;
   const int64_t busy =
       st.in_flight + st.making + st.committing_tasks + static_cast<int64_t>(st.uncommitted_tasks.size());
   int64_t want = st.s.config.max_in_flight - busy;
+  if (lanes > 0) want = std::min<int64_t>(want, max_requests - st.operator_requests);
   const int64_t budget_left = st.s.config.budget.max_evaluations - static_cast<int64_t>(st.graph.size()) - st.making;
   want = std::min(want, budget_left);
   if (want <= 0) return;
@@ -276,6 +282,14 @@ void fill(Self self) {
     batch.push_back(std::move(q));
   }
   batch.front().known = std::move(known);
+  if (lanes <= 0) return ask_operator(self, std::move(props), std::move(batch));
+  for (size_t i = 0; i < props.size(); ++i)
+    ask_operator(self, {props[i]}, {std::move(batch[i])});
+}
+
+// Sends one request for `props` (their MakeRequests in `batch`) to the operator; on_children takes the reply.
+void ask_operator(Self self, std::vector<Proposal> props, std::vector<MakeRequest> batch) {
+  auto& st = self->state;
   st.making += static_cast<int64_t>(props.size());
   st.operator_requests += 1;
   const auto asked = static_cast<int64_t>(props.size());

@@ -32,6 +32,9 @@ struct SearchSetup {
   std::map<uint64_t, Candidate> unfinished;  // sources of stored nodes that were never scored
   bool keep_context = false;                 // the operator wants sources and reports (LLM)
   size_t operator_window = 0;                // the operator's Operator::history_window() (0 = every node)
+  // The operator's concurrency() when its make() blocks (LLM calls): proposals then go one per request, up to
+  // this many at once, so each child returns as soon as its reply does. 0: batched, two requests at most.
+  int operator_lanes = 0;
   std::shared_ptr<ParamIndex> params;        // shared with the operator actor's graph (this process); none: its own
   std::map<uint64_t, NodeContext> contexts;  // as stored (resume), when keep_context
   store_actor store;

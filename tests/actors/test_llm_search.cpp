@@ -468,3 +468,55 @@ TEST_CASE("kevolve run: the progress line shows the provider's back-off with its
   CHECK(server.requests().size() == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("LLM lanes: every lane stays busy and one slow reply holds back no other child", "[llm][engine][lanes]") {
+  Server server;
+  // Every reply a distinct kernel after 200 ms, but the 4th request's after 4 s. With one request per proposal
+  // the other lanes go on meanwhile; a batch would wait for its slowest reply.
+  server.generate([](int n) {
+    return Server::Reply{200, Server::openai_full(softmax_kernel(n), "stop", 100, 50), {}, n == 3 ? 4000 : 200};
+  });
+  llm::LlmConfig lc;
+  lc.endpoint = server.url("/v1/chat/completions");
+  lc.model = "fixture-model";
+  lc.retries = 0;
+  lc.concurrency = 8;
+  auto client = llm::LlmClient::create(lc);
+  REQUIRE(client);
+  auto prompts = PromptTemplates::load(std::string(KEVOLVE_SOURCE_DIR) + "/knowledge");
+  REQUIRE(prompts);
+  auto spec = load_problem(std::string(KEVOLVE_SOURCE_DIR) + "/tests/fixtures/problems/softmax_small/problem.toml");
+  REQUIRE(spec);
+  auto op = std::make_shared<LlmOperator>(
+      LlmOperatorSetup{*client, *prompts, *spec, "torch.softmax(x, -1)", "x86-avx2", "", nullptr, 8});
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-llm-lanes-" + std::to_string(getpid()))).string();
+  RunConfig c = llm_search_config(*spec, dir, "lanes", 60);
+  c.backend = "null";
+  c.max_in_flight = 16;
+  c.strategy.name = "evolutionary";
+  c.strategy.islands = 2;
+  c.strategy.population = 8;
+  auto s = run_search(c, *spec, op, {});
+  REQUIRE(s);
+  CHECK(s->evaluated == 60);
+  const auto req = server.requests();
+  REQUIRE(req.size() >= 60);
+  // Requests that started while the slow one was out: the other 7 lanes kept asking.
+  const auto slow_start = req[3].at, slow_end = req[3].at + std::chrono::milliseconds(4000);
+  int during = 0;
+  for (auto& r : req) during += r.at > slow_start && r.at < slow_end;
+  INFO("requests started during the slow reply: " << during);
+  CHECK(during >= 24);  // a batch would allow at most the rest of its own 16 proposals
+  // At some moment 8 requests were out at once (each is out 200 ms from its arrival, the slow one 4 s).
+  int peak = 0;
+  for (size_t i = 0; i < req.size(); ++i) {
+    int out = 0;
+    for (size_t j = 0; j < req.size(); ++j) {
+      const auto len = std::chrono::milliseconds(j == 3 ? 4000 : 200);
+      out += req[j].at <= req[i].at && req[i].at < req[j].at + len;
+    }
+    peak = std::max(peak, out);
+  }
+  CHECK(peak == 8);
+  fs::remove_all(dir);
+}
