@@ -606,6 +606,12 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(log.find("kevolve suite: 6_matmul: no family: no pointwise op or reduction after the library ops") !=
         std::string::npos);
   CHECK(log.find("kevolve suite: 4_softmax: search of 3 evaluations") != std::string::npos);
+  // Every search ends with a line saying how, and each best re-evaluated says what it came to.
+  CHECK(log.find("kevolve suite: 4_softmax: search ended (") != std::string::npos);
+  CHECK(log.find("kevolve suite: 6_matmul: search ended (") != std::string::npos);
+  CHECK(log.find("kevolve suite: 4_softmax: the best kernel re-evaluated: ") != std::string::npos);
+  CHECK(log.find("kevolve suite: this run: 3 of 3 problems worked on (0 finished earlier), ") != std::string::npos);
+  CHECK(log.find(" evaluations per minute") != std::string::npos);
   // Run again on the same store: finished problems are not evaluated again, and the table is the same.
   const std::string again =
       run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --threads 2 --min-time 0.02 --store " +
@@ -634,6 +640,16 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(test::read_file((dir / "log3").string()).find("kevolve suite: 1_relu: finished earlier (") !=
         std::string::npos);
   CHECK(test::read_file((dir / "log3").string()).find("reference baseline") == std::string::npos);
+  // Another budget on the same store: a new search, but the reference baseline measured above is not measured again.
+  run_kevolve("suite " + (dir / "problems").string() + " --budget 2 --threads 2 --min-time 0.02 --shard 0/3 --store " +
+                  (dir / "store").string() + " 2>" + (dir / "log4").string() + " >/dev/null",
+              st);
+  const std::string log4 = test::read_file((dir / "log4").string());
+  INFO(log4);
+  CHECK(st == 0);
+  CHECK(log4.find("kevolve suite: 1_relu: reference baseline measured earlier: ok, ") != std::string::npos);
+  CHECK(log4.find("kevolve suite: 1_relu: reference baseline\n") == std::string::npos);
+  CHECK(log4.find("kevolve suite: 1_relu: search of 2 evaluations") != std::string::npos);
   run_kevolve("suite " + (dir / "problems").string() + " --budget 3 --shard 2/2 2>&1", st);
   CHECK(st != 0);
   // Usage errors name what was expected.

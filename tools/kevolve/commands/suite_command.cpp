@@ -10,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -193,18 +194,74 @@ std::string kernel_status(const ProblemResult& p) {
 
 // The search of one problem: named by problem, backend, budget, seed and the file's contents (a changed
 // file is searched afresh).
-std::string search_id(const SuiteArgs& a, const ProblemSpec& spec) {
+std::string file_tag(const ProblemSpec& spec) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the file
   for (unsigned char ch : read_file(spec.file)) h = (h ^ ch) * 1099511628211ull;
   char tag[17];
   std::snprintf(tag, sizeof tag, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(tag).substr(0, 8);
+}
+
+std::string search_id(const SuiteArgs& a, const ProblemSpec& spec) {
   return "suite-" + spec.name + "-" + a.backend + "-n" + std::to_string(a.budget) + "-s" + std::to_string(a.seed) +
-         "-" + std::string(tag).substr(0, 8);
+         "-" + file_tag(spec);
+}
+
+// Where a problem's reference baseline is kept: by problem file, backend and threads, not by budget or seed
+// (a search with another budget reads the same baseline).
+std::string reference_id(const SuiteArgs& a, const ProblemSpec& spec) {
+  return "suite-reference-" + spec.name + "-" + a.backend + "-t" + std::to_string(a.options.threads) + "-" +
+         file_tag(spec);
 }
 
 // A finished problem's result, kept in the store with its search (node 0, artifact "suite_result"), so a
 // suite cut short and run again goes straight to the problems it had not finished.
 constexpr const char* kResultArtifact = "suite_result";
+// A problem's reference baseline, kept as soon as it is measured (node 0 of reference_id(), artifact
+// "suite_reference"): a suite cut short in the problem's search, or run again with another budget, does not
+// measure it again.
+constexpr const char* kReferenceArtifact = "suite_reference";
+
+std::string encode_reference(const ProblemResult& p) {
+  wire::Writer w;
+  w.str("kevolve-suite-reference-1");
+  encode(w, p.reference);
+  w.str(p.generated);
+  w.str(p.reason);
+  return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+bool decode_reference(const std::string& bytes, ProblemResult& p) {
+  const std::vector<char> b(bytes.begin(), bytes.end());
+  wire::Reader r(b);
+  try {
+    if (r.str() != "kevolve-suite-reference-1") return false;
+    decode(r, p.reference);
+    p.generated = r.str();
+    p.reason = r.str();
+    return r.done();
+  } catch (const wire::DecodeError&) { return false; }
+}
+
+// Keeps one artifact of node 0 of search `id` in the store at `path`; says why when it cannot.
+void keep_artifact(const std::string& path, const std::string& id, const char* kind, const std::string& bytes,
+                   const std::function<void(const std::string&)>& say) {
+  auto store = Store::open(path);
+  StoreBatch b;
+  b.artifacts.push_back({id, {0, kind, bytes}});
+  if (!store || !(*store)->write(b))
+    say("could not keep the " + std::string(kind) + " in " + path + " (a later run measures it again)");
+}
+
+// The scored nodes a search already has in the store at `path` (0 when it has none, or no store yet).
+int64_t scored_nodes(const std::string& path, const std::string& id) {
+  if (!fs::exists(path)) return 0;
+  auto store = Store::open(path, true);
+  if (!store) return 0;
+  int64_t n = 0;
+  for (auto& node : (*store)->nodes(id)) n += node.scored();
+  return n;
+}
 
 std::string encode_result(const ProblemResult& p) {
   wire::Writer w;
@@ -259,7 +316,14 @@ bool decode_result(const std::string& bytes, ProblemResult& p) {
   } catch (const wire::DecodeError&) { return false; }
 }
 
-ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::PythonBackend& backend) {
+// What one call of the suite did, for its pace line.
+struct SuitePace {
+  int64_t evaluations = 0;  // reference baselines, search evaluations and re-evaluations made by this call
+  int problems = 0;         // problems worked on by this call (not taken as finished from a store)
+};
+
+ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::PythonBackend& backend,
+                             SuitePace& pace) {
   ProblemResult p;
   const ProblemSpec spec = python::kernelbench_problem(file.string());
   p.name = spec.name;
@@ -275,13 +339,28 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
           say("finished earlier (" + id + " in " + path + ")");
           return p;
         }
-  say("reference baseline");
-  p.reference = backend.evaluate_reference(spec, a.options);
+  ++pace.problems;
+  bool measured = false;
+  if (fs::exists(a.store))
+    if (auto store = Store::open(a.store, true))
+      if (auto kept = (*store)->artifact(reference_id(a, spec), 0, kReferenceArtifact);
+          kept && decode_reference(*kept, p)) {
+        measured = true;
+        say("reference baseline measured earlier: " + status_text(p.reference) +
+            (p.reference.status == EvalStatus::ok ? ", " + fmt(p.reference.reference.median_ms, "%.4f") + " ms" : ""));
+      }
+  if (!measured) {
+    say("reference baseline");
+    p.reference = backend.evaluate_reference(spec, a.options);
+    ++pace.evaluations;
+    if (p.reference.status == EvalStatus::harness_error)
+      if (auto fa = python::analyse_families(p.file)) {  // the family is told even for a problem not searched
+        p.generated = fa->family;
+        p.reason = fa->reason;
+      }
+    if (!g_interrupted) keep_artifact(a.store, reference_id(a, spec), kReferenceArtifact, encode_reference(p), say);
+  }
   if (p.reference.status == EvalStatus::harness_error) {
-    if (auto fa = python::analyse_families(p.file)) {  // the family is told even for a problem not searched
-      p.generated = fa->family;
-      p.reason = fa->reason;
-    }
     p.error = p.reference.message;
     say("not searched: " + p.error);
     return p;
@@ -323,12 +402,20 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
     say("evaluated " + std::to_string(s.evaluated) + " of " + std::to_string(a.budget) + " (correct " +
         std::to_string(s.correct) + "), best " + fmt(s.best_fitness, "%.3f") + "x");
   };
+  const int64_t scored_before = scored_nodes(a.store, c.search_id);
   auto status = run_search(c, spec, setup->op, eo);
   if (!status || g_interrupted) {
     p.error = "search: " + (status ? std::string("interrupted") : status.error());
     say(p.error);
     return p;
   }
+  pace.evaluations += std::max<int64_t>(0, status->evaluated - scored_before);
+  // Every search ends with a line: how it ended, and what it found.
+  say("search ended (" + (status->stop_reason.empty() ? std::string("budget spent") : status->stop_reason) +
+      "): " + std::to_string(status->evaluated) + " evaluated, " + std::to_string(status->correct) + " correct" +
+      (status->correct > 0 ? ", best " + fmt(status->best_fitness, "%.3f") + "x (node " +
+                                 std::to_string(status->best_node) + ")"
+                           : std::string(", no correct candidate")));
   std::map<uint64_t, std::string> sources;
   {
     auto store = Store::open(a.store, true);
@@ -362,17 +449,16 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
     if (!arm->best || g_interrupted) continue;
     say(std::string("re-evaluating the best ") + what + " (node " + std::to_string(arm->best) + ")");
     arm->retimed = backend.evaluate_source(spec, python_candidate(sources[arm->best]), a.options);
+    ++pace.evaluations;
+    say(std::string("the best ") + what + " re-evaluated: " + status_text(arm->retimed) +
+        (arm->retimed.status == EvalStatus::ok ? ", " + fmt(arm->retimed.speedup, "%.3f") + "x over eager" : ""));
     if (arm == &p.kernel && arm->retimed.status == EvalStatus::ok && arm->retimed.kind != "kernel") {
       arm->retimed.status = EvalStatus::rejected;  // the evaluator decides what counts as a generated kernel
       arm->retimed.reason = "label";
     }
   }
   if (g_interrupted) return p;
-  auto store = Store::open(a.store);
-  StoreBatch b;
-  b.artifacts.push_back({c.search_id, {0, kResultArtifact, encode_result(p)}});
-  if (!store || !(*store)->write(b))
-    say("could not keep the result in " + a.store + " (a later run evaluates it again)");
+  keep_artifact(a.store, c.search_id, kResultArtifact, encode_result(p), say);
   return p;
 }
 
@@ -386,20 +472,57 @@ struct Geo {
   std::string text() const { return n ? fmt(std::exp(logsum / n)) + "x" : std::string("–"); }
 };
 
+void budget_table(const SuiteArgs& a, const std::vector<ProblemResult>& results, std::ostream& t);
+
+// Writes `text` to `path` through a temporary file renamed over it: a reader never sees half a table.
+bool write_whole(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp);
+    f << text;
+    if (!f) return false;
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  return !ec;
+}
+
 int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python::PythonBackend& backend,
                std::ostringstream& t) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::vector<ProblemResult> results;
+  SuitePace pace;
+  const auto started = std::chrono::steady_clock::now();
   for (auto& f : problems) {
     if (g_interrupted) break;
-    results.push_back(search_problem(a, f, backend));
+    results.push_back(search_problem(a, f, backend, pace));
+    if (!a.out.empty() && !g_interrupted && results.size() < problems.size()) {
+      // The table so far, rewritten as each problem finishes: a long suite shows its results while it runs.
+      std::ostringstream partial;
+      partial << "Finished " << results.size() << " of " << problems.size()
+              << " problems; this table is rewritten as each of the others finishes.\n\n";
+      budget_table(a, results, partial);
+      if (!write_whole(a.out, partial.str()))
+        std::cerr << "kevolve suite: cannot write the table so far to " << a.out << "\n";
+    }
   }
+  const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / 60;
+  std::cerr << "kevolve suite: this run: " << pace.problems << " of " << problems.size() << " problems worked on ("
+            << problems.size() - static_cast<size_t>(pace.problems) << " finished earlier), " << pace.evaluations
+            << " evaluations (baselines, search candidates, re-evaluations) in " << fmt(minutes, "%.1f")
+            << " min: " << fmt(minutes > 0 ? pace.evaluations / minutes : 0, "%.1f") << " evaluations per minute\n";
   if (g_interrupted) {
     std::cerr << "kevolve suite: interrupted; run the same command again to resume (the searches are in " << a.store
               << ")\n";
     return 130;
   }
+  budget_table(a, results, t);
+  return 0;
+}
+
+// The markdown table of the problems' results and the summary under it.
+void budget_table(const SuiteArgs& a, const std::vector<ProblemResult>& results, std::ostream& t) {
   t << "| problem | reference | family | template | kernels correct | best kernel | kernel vs eager | kernel vs "
        "compile | rewrites correct | best rewrite | rewrite vs eager | rewrite vs compile | eager ms | compile ms |\n"
        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -468,7 +591,6 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
        "are the reference's own medians from its baseline evaluation (torch.compile in its default mode, measured once "
        "per problem)"
     << (compile_missing ? "; torch.compile: unavailable (the installed torch has none, or it failed)" : "") << ".\n";
-  return 0;
 }
 
 int run_suite(const SuiteArgs& a) {
@@ -507,13 +629,9 @@ int run_suite(const SuiteArgs& a) {
   const int rc = a.budget > 0 ? run_budget(a, problems, backend, t) : run_given(a, problems, backend, t);
   if (rc != 0) return rc;
   std::cout << t.str();
-  if (!a.out.empty()) {
-    std::ofstream f(a.out);
-    f << t.str();
-    if (!f) {
-      std::cerr << "kevolve suite: cannot write the table to " << a.out << "\n";
-      return 1;
-    }
+  if (!a.out.empty() && !write_whole(a.out, t.str())) {
+    std::cerr << "kevolve suite: cannot write the table to " << a.out << "\n";
+    return 1;
   }
   return 0;
 }
