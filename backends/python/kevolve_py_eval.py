@@ -117,6 +117,8 @@ def arguments():
                     "(RLIMIT_AS on the CPU, with 1 GiB and 72 MiB per thread of room)")
     ap.add_argument("--detector-off", action="append", default=[], choices=DETECTORS)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--roofline", action="store_true", help="also measure the problem's roofline: bytes and FLOPs of one "
+                    "call, the device's matmul rate for its dtype, and the memory and compute floors")
     ap.add_argument("--compile-cache", default="", help="JSON file keeping the reference's torch.compile timing per problem, "
                     "device, torch and thread count (measured once, reused; empty: measure every time)")
     ap.add_argument("--serve", action="store_true", help="evaluate one request per line of stdin ({\"argv\": [the arguments "

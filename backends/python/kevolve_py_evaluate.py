@@ -19,6 +19,7 @@ import traceback
 
 import torch
 
+import kevolve_py_roofline as roofline
 import kevolve_py_runner as rt
 from kevolve_py_compare import (EAGER_RELATIVE, FIXED, SAMPLES, STALE_SAMPLES, Expected, _Verdict, _num, bad_elements,
                                 bad_expected, compare, expected_at, positions, sampled, stale, widen)
@@ -584,6 +585,9 @@ def _evaluate_phases(a, res, on, problem, dev, work, held, ph):
             res["compile_speedup"] = res["compile"]["median_ms"] / res["candidate"]["median_ms"]
     else:
         res["compile"] = {"unavailable": "torch %s has no torch.compile" % torch.__version__}
+    if getattr(a, "roofline", False):
+        with ph("roofline"):
+            res["roofline"] = roofline.measure(model, sets.priv[0], dev, sets.bytes_moved, 2 * bw / 1e9, a.threads)
     res["status"] = "ok"
     res["message"] = "correct on %d trials; candidate %.4g ms vs eager %.4g ms (%.3gx); tolerance: %s%s" % (
         a.trials, res["candidate"]["median_ms"], res["reference"]["median_ms"], res["speedup"], res["tolerance"],

@@ -414,7 +414,7 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
                                 std::to_string(o.call_timeout_s)};
   if (const std::string cache = compile_cache_file(); !cache.empty())
     argv.insert(argv.end(), {"--compile-cache", cache});
-  if (reference) argv.insert(argv.end(), {"--detector-off", "static"});
+  if (reference) argv.insert(argv.end(), {"--detector-off", "static", "--roofline"});
   if (!o.detectors.on(Detector::input_mutation)) argv.insert(argv.end(), {"--detector-off", "input_mutation"});
   if (!o.detectors.on(Detector::fresh_data)) argv.insert(argv.end(), {"--detector-off", "fresh_data"});
   if (!o.detectors.on(Detector::pointer_reuse)) argv.insert(argv.end(), {"--detector-off", "pointer_reuse"});
@@ -467,6 +467,16 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
       }
     }
     if (!obj["runner_log"].get(sv)) r.runner_log = std::string(sv);
+    simdjson::ondemand::object checks;
+    if (!obj["checks"].get(checks) && !checks["copy_gbps"].get(v))
+      r.peak_gbps = 2 * v;  // bytes read + written per second: the rate the problem's bytes move at, at best
+    simdjson::ondemand::object roof;
+    if (!obj["roofline"].get(roof)) {  // the reference baseline's: bytes, FLOPs and the matmul peak for its dtype
+      if (!roof["bytes"].get(v)) r.roofline_bytes = v;
+      if (!roof["flops"].get(v)) r.roofline_flops = v;
+      if (!roof["peak_gflops"].get(v)) r.peak_gflops = v;
+      if (!roof["traffic_gbps"].get(v)) r.peak_gbps = v;
+    }
     simdjson::ondemand::object phases;
     if (!obj["phases"].get(phases)) {  // seconds per phase of this evaluation, in the evaluator's order
       std::string line;

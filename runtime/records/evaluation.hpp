@@ -89,6 +89,11 @@ struct EvalResult {
   // The evaluator process's peak resident memory during this evaluation (MiB; its data cache included),
   // measured by the worker around each request; 0 when unknown.
   double evaluator_peak_rss_mb = 0;
+  // The problem's roofline where the evaluator was asked for it (python: the reference baseline): the bytes one
+  // call must move (its inputs and outputs), its FLOPs (matmuls and convolutions, as PyTorch's flop counter
+  // counts them) and the device's measured matmul rate for the problem's dtype (GFLOP/s); 0 = not measured.
+  // With peak_gbps they give the floors: bytes / peak_gbps and flops / peak_gflops.
+  double roofline_bytes = 0, roofline_flops = 0, peak_gflops = 0;
 };
 
 }  // namespace kevolve

@@ -55,7 +55,7 @@ decltype(auto) fields(T& x, F&& f) {
   return f(x.status, x.reason, x.message, x.where, x.max_abs_err, x.max_rel_err, x.trials, x.shapes, x.reference,
            x.candidate, x.speedup, x.candidate_gbps, x.candidate_gflops, x.compile_log, x.runner_log, x.peak_gbps,
            x.device, x.profile, x.compiled, x.compile_speedup, x.kind, x.device_class, x.sandbox, x.detectors, x.sms,
-           x.l2_bytes, x.evaluator_peak_rss_mb);
+           x.l2_bytes, x.evaluator_peak_rss_mb, x.roofline_bytes, x.roofline_flops, x.peak_gflops);
 }
 
 template <RecordOf<Candidate> T, class F>

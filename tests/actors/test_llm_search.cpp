@@ -447,7 +447,7 @@ TEST_CASE("kevolve run: the progress line shows the provider's back-off with its
   fs::create_directories(dir);
   std::ofstream(dir + "/run.toml")
       << "[search]\nproblem = \"" << KEVOLVE_SOURCE_DIR << "/tests/fixtures/problems/softmax_small/problem.toml\"\n"
-      << "id = \"wait\"\noperator = \"llm\"\nmax_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 1\n"
+      << "id = \"wait\"\noperator = \"llm\"\nmax_in_flight = 1\nretime_top = 0\n[budget]\nevaluations = 1\nseconds = 600\n"
       << "[eval]\nmin_time = 0.02\nmin_reps = 5\n"
       << "[llm]\nprovider = \"openai\"\nendpoint = \"" << server.url("/v1/chat/completions")
       << "\"\nmodel = \"fixture-model\"\ncost_per_mtok_in = 2.0\ncost_per_mtok_out = 8.0\n[store]\npath = \"" << dir
@@ -463,6 +463,7 @@ TEST_CASE("kevolve run: the progress line shows the provider's back-off with its
   CHECK(line.find("LLM 0 in flight, 1 waiting") != std::string::npos);
   CHECK(line.find("429") != std::string::npos);
   CHECK(line.find(" UTC (") != std::string::npos);
+  CHECK(line.find(" | about 10 min left | ") != std::string::npos);  // nothing evaluated yet: the time budget's end
   // The last line has the tokens and the cost spent: 1 request of 200 + 90 tokens at 2 and 8 per million.
   CHECK(out.find("290 tokens, cost 0.00112") != std::string::npos);
   CHECK(server.requests().size() == 2);

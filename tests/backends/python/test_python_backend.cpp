@@ -568,7 +568,7 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(out.find("| problem | reference | family | template | kernels correct | best kernel |") != std::string::npos);
   // 1_relu: of the pointwise family (generated kernels), of no template family; its best kernel is correct.
   const auto relu = table_row(out, "1_relu");
-  REQUIRE(relu.size() == 14);
+  REQUIRE(relu.size() == 18);
   CHECK(relu[1] == "ok");  // the reference baseline
   CHECK(relu[2] == "pointwise");
   CHECK(relu[3] == "–");  // no template family
@@ -577,7 +577,7 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(relu[5] == "ok");
   // 4_softmax: generated softmax kernels and the softmax_rows template's kernels; the best one is correct.
   const auto softmax = table_row(out, "4_softmax");
-  REQUIRE(softmax.size() == 14);
+  REQUIRE(softmax.size() == 18);
   CHECK(softmax[1] == "ok");
   CHECK(softmax[2] == "softmax");
   CHECK(softmax[3] == "softmax_rows");
@@ -587,13 +587,20 @@ TEST_CASE("kevolve suite --budget searches every problem and counts its best gen
   CHECK(softmax[6].back() == 'x');  // its speedup over eager
   // 6_matmul: no family, and the matcher's reason in the family column; framework rewrites only.
   const auto matmul = table_row(out, "6_matmul");
-  REQUIRE(matmul.size() == 14);
+  REQUIRE(matmul.size() == 18);
   CHECK(matmul[1] == "ok");
   CHECK(matmul[2] == "none: no pointwise op or reduction after the library ops: nothing to fuse");
   CHECK(matmul[3] == "–");
   CHECK(matmul[4] == "–");
   CHECK(matmul[5] == "no kernel family");
   CHECK(matmul[9] == "ok");  // its best rewrite
+  // The roofline: a pointwise op is bound by the bytes it moves, a matmul of 512 x 512 x 1024 by its FLOPs; "at floor" says
+  // what share of the floor's time each run reached.
+  CHECK(relu[14].find(" memory") != std::string::npos);
+  CHECK(relu[15].find(" %") != std::string::npos);
+  CHECK(matmul[14].find(" compute") != std::string::npos);
+  CHECK(matmul[15].find(" %") != std::string::npos);
+  CHECK(out.find("Roofline (floor ms, measured with each reference baseline)") != std::string::npos);
   CHECK(out.find("- correct: 2 of 3 problems (67 %)") != std::string::npos);
   CHECK(out.find("- fast_1 (the best kernel is correct and faster than eager): ") != std::string::npos);
   CHECK(out.find("Reference baseline (each problem's own Model): correct on 3 of 3 problems (100 %)") !=

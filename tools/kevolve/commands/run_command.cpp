@@ -258,7 +258,8 @@ int run(const std::string& config_path, std::string out, const std::string& stor
   std::signal(SIGTERM, on_signal);
   std::signal(SIGUSR1, on_usr1);
   const bool tty = isatty(2);
-  auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  const auto started = std::chrono::steady_clock::now();
+  auto last_print = started - std::chrono::seconds(10);
   EngineOptions eo;
   eo.interrupted = &g_interrupted;
   eo.checkpoint_now = &g_checkpoint;
@@ -279,10 +280,21 @@ int run(const std::string& config_path, std::string out, const std::string& stor
                   s.search.c_str(), static_cast<long long>(s.evaluated), static_cast<long long>(s.correct),
                   static_cast<long long>(s.failed), static_cast<long long>(s.in_flight), s.best_fitness,
                   static_cast<unsigned long long>(s.best_node), s.rate);
+    // How long is left: the evaluations still to make at the rate so far, or the time budget, whichever is first.
+    std::string left;
+    const int64_t to_go = c.budget.max_evaluations - s.evaluated;
+    double secs = s.rate > 0 && to_go > 0 ? static_cast<double>(to_go) / s.rate : -1;
+    if (c.budget.max_seconds > 0) {
+      const double cap = c.budget.max_seconds - std::chrono::duration<double>(now - started).count();
+      if (secs < 0 || cap < secs) secs = std::max(0.0, cap);
+    }
+    if (!s.finished && secs >= 0)
+      left = secs >= 90 ? " | about " + std::to_string(static_cast<int>(secs / 60 + 0.5)) + " min left"
+                        : " | about " + std::to_string(static_cast<int>(secs + 0.5)) + " s left";
     std::string llm;  // the provider's side: requests in flight and waiting, a back-off with its end, tokens, cost
     if (auto* l = dynamic_cast<LlmOperator*>(op.get()))
       llm = " | " + llm::describe_live(l->live(), c.llm.cost_per_mtok_in > 0 || c.llm.cost_per_mtok_out > 0);
-    std::cerr << (tty ? "\r\033[K" : "") << line << llm << (tty ? "" : "\n") << std::flush;
+    std::cerr << (tty ? "\r\033[K" : "") << line << left << llm << (tty ? "" : "\n") << std::flush;
   };
   std::cerr << "kevolve: search " << c.search_id << " on " << spec->name << " (" << c.strategy.name << ", " << c.backend
             << " backend), store " << c.store << "\n";

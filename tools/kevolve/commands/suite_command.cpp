@@ -181,6 +181,20 @@ std::string family_cell(const ProblemResult& p) {
   return out;
 }
 
+// The problem's floor from its reference baseline's roofline: the larger of bytes / measured traffic rate
+// and FLOPs / measured matmul rate, in ms, with the one that binds ("memory" or "compute"); 0 when unknown.
+std::pair<double, const char*> roofline_floor(const EvalResult& ref) {
+  const double memory = ref.peak_gbps > 0 ? ref.roofline_bytes / (ref.peak_gbps * 1e9) * 1e3 : 0;
+  const double compute = ref.peak_gflops > 0 ? ref.roofline_flops / (ref.peak_gflops * 1e9) * 1e3 : 0;
+  if (memory <= 0 && compute <= 0) return {0, ""};
+  return compute > memory ? std::pair{compute, "compute"} : std::pair{memory, "memory"};
+}
+
+// "37 %": how close a time is to the floor (the floor's share of it); "–" when either is unknown.
+std::string at_floor(double floor_ms, double ms) {
+  return floor_ms > 0 && ms > 0 ? fmt(100 * floor_ms / ms, "%.0f") + " %" : std::string("–");
+}
+
 // What the best generated kernel of a problem came to, for the table's status column.
 std::string kernel_status(const ProblemResult& p) {
   if (!p.error.empty()) return "not searched";
@@ -265,7 +279,7 @@ int64_t scored_nodes(const std::string& path, const std::string& id) {
 
 std::string encode_result(const ProblemResult& p) {
   wire::Writer w;
-  w.str("kevolve-suite-result-2");
+  w.str("kevolve-suite-result-3");
   encode(w, p.reference);
   w.str(p.family);
   w.str(p.generated);
@@ -290,16 +304,13 @@ bool decode_result(const std::string& bytes, ProblemResult& p) {
   const std::vector<char> b(bytes.begin(), bytes.end());
   wire::Reader r(b);
   try {
-    const std::string version = r.str();  // 1: before generated kernels (their family was not kept)
-    if (version != "kevolve-suite-result-1" && version != "kevolve-suite-result-2") return false;
+    // 3: verdicts with their roofline. Results 1 and 2 hold verdicts without it, which this build cannot read:
+    // such a problem is evaluated again.
+    if (r.str() != "kevolve-suite-result-3") return false;
     decode(r, p.reference);
     p.family = r.str();
-    if (version == "kevolve-suite-result-2") {
-      p.generated = r.str();
-      p.reason = r.str();
-    } else {
-      p.family_known = false;
-    }
+    p.generated = r.str();
+    p.reason = r.str();
     p.evaluated = static_cast<int>(r.i64());
     for (ArmResult* arm : {&p.kernel, &p.framework}) {
       arm->tried = static_cast<int>(r.i64());
@@ -524,8 +535,9 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
 // The markdown table of the problems' results and the summary under it.
 void budget_table(const SuiteArgs& a, const std::vector<ProblemResult>& results, std::ostream& t) {
   t << "| problem | reference | family | template | kernels correct | best kernel | kernel vs eager | kernel vs "
-       "compile | rewrites correct | best rewrite | rewrite vs eager | rewrite vs compile | eager ms | compile ms |\n"
-       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+       "compile | rewrites correct | best rewrite | rewrite vs eager | rewrite vs compile | eager ms | compile ms | floor ms "
+       "| eager at floor | compile at floor | kernel at floor |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   const int n = static_cast<int>(results.size());
   int kernels_ok = 0, fast = 0, rewrites_ok = 0, rewrites_fast = 0, references_ok = 0;
   Geo k_eager, k_compile, r_eager, r_compile;
@@ -559,7 +571,12 @@ void budget_table(const SuiteArgs& a, const std::vector<ProblemResult>& results,
       << " | " << (rok ? fmt(p.framework.retimed.speedup) + "x" : "–") << " | "
       << (rok ? vs_compile(p.framework.retimed) : "–") << " | "
       << (p.reference.status == EvalStatus::ok ? fmt(p.reference.reference.median_ms, "%.4f") : "–") << " | "
-      << (p.reference.compiled.median_ms > 0 ? fmt(p.reference.compiled.median_ms, "%.4f") : "–") << " |\n";
+      << (p.reference.compiled.median_ms > 0 ? fmt(p.reference.compiled.median_ms, "%.4f") : "–") << " | ";
+    const auto [floor_ms, bound] = roofline_floor(p.reference);
+    t << (floor_ms > 0 ? fmt(floor_ms, "%.4f") + " " + bound : std::string("–")) << " | "
+      << at_floor(floor_ms, p.reference.status == EvalStatus::ok ? p.reference.reference.median_ms : 0) << " | "
+      << at_floor(floor_ms, p.reference.compiled.median_ms) << " | "
+      << at_floor(floor_ms, kok ? p.kernel.retimed.candidate.median_ms : 0) << " |\n";
   }
   for (auto& p : results)
     if (!p.error.empty())
@@ -590,7 +607,11 @@ void budget_table(const SuiteArgs& a, const std::vector<ProblemResult>& results,
        "compile ms "
        "are the reference's own medians from its baseline evaluation (torch.compile in its default mode, measured once "
        "per problem)"
-    << (compile_missing ? "; torch.compile: unavailable (the installed torch has none, or it failed)" : "") << ".\n";
+    << (compile_missing ? "; torch.compile: unavailable (the installed torch has none, or it failed)" : "") << ".\n"
+    << "\nRoofline (floor ms, measured with each reference baseline): the larger of the bytes one call moves (its "
+       "inputs and outputs) at the measured copy rate (bytes read + written per second) and its FLOPs "
+       "(torch.utils.flop_counter: matmuls, convolutions) at the measured matmul rate for its dtype, with the one "
+       "that binds; \"at floor\" is the floor's share of that time (100 % = at the hardware's limit).\n";
 }
 
 int run_suite(const SuiteArgs& a) {
