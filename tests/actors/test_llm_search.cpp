@@ -123,6 +123,8 @@ TEST_CASE("an LLM-driven search: prompts with context, replies turned into evalu
   CHECK(run_cli(cfg + " --out " + dir + "-replay-out", out) == 0);
   INFO(out);
   CHECK(server.requests().size() == 4);  // nothing new asked
+  CHECK(out.find("kevolve: re-timed node ") != std::string::npos);  // the report's re-timing, shown as it ends
+  CHECK(out.find(" (1 of 1) in ") != std::string::npos);
   auto original = Store::open(dir, true);
   auto replayed = Store::open(dir + "-replay", true);
   REQUIRE(original);

@@ -2,6 +2,9 @@
 #include "tools/kevolve/report/report_writer.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -112,15 +115,32 @@ BestPick pick_best(const ReportRequest& q, StoredSearch& s) {
   if (!backend_traits(q.backend).evaluates || q.retime_top <= 0 || top.empty()) return pick;
   auto fresh = make_backend(q.backend);
   double best_retimed = -1;
+  size_t k = 0;
   for (auto& node : top) {
     const NodeRecord* n = &node;
+    ++k;
     auto src = s.store->artifact(q.search_id, n->id, "source");
     if (!src) continue;
     Candidate c;
     c.source = *src;
     c.entry = q.spec.entry;
     c.language = candidate_language(q.backend);
+    const auto t0 = std::chrono::steady_clock::now();
     EvalResult r = fresh->evaluate_source(q.spec, c, q.retime);
+    // Each re-timing is shown as it ends: a newcomer's first run waits on these.
+    char line[320];
+    int len = std::snprintf(line, sizeof line, "kevolve: re-timed node %llu (%zu of %zu) in %.1f s: ",
+                            static_cast<unsigned long long>(n->id), k, top.size(),
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (len > 0 && static_cast<size_t>(len) < sizeof line) {
+      if (r.status == EvalStatus::ok)
+        std::snprintf(line + len, sizeof line - len,
+                      "%.3fx (%.4f ms against the reference's %.4f ms; %.3fx in the search)", r.speedup,
+                      r.candidate.median_ms, r.reference.median_ms, n->fitness);
+      else
+        std::snprintf(line + len, sizeof line - len, "%s", status_name(r.status));
+    }
+    std::cerr << line << "\n";
     pick.retimed.push_back({*n, r});
     if (r.status == EvalStatus::ok && r.speedup > best_retimed) {
       best_retimed = r.speedup;
