@@ -13,7 +13,7 @@ build_actor::behavior_type build_worker(build_actor::pointer) {
         BuildOutcome o;
         o.entry = job.candidate.entry;
         if (!backend_traits(job.backend).evaluates) {
-          o.build.ok = true;
+          o.build.status = Status::success();
           return o;
         }
         BuiltCandidate b = build_candidate(job.backend, job.candidate, job.options);

@@ -10,8 +10,8 @@
 namespace kevolve {
 
 template <class F>
-typename F::result_type inspect(F& f, Status& x) {
-  return f(caf::meta::type_name("Status"), x.code, x.message);
+typename F::result_type inspect(F& f, Status& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("Status"), m...); });
 }
 template <class F>
 typename F::result_type inspect(F& f, Proposal& x) {

@@ -28,7 +28,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     std::string text;
     const BuildResult pre = preprocess_cpu(c, b.dir, text);
     unlink((b.dir + "/candidate.ii").c_str());
-    if (!pre.ok) {
+    if (!pre.status.ok()) {
       b.build = pre;
       b.verdict = compile_error(pre, o);
       return b;
@@ -41,7 +41,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     }
   }
   b.build = compile_cpu(c, b.dir);
-  if (!b.build.ok) b.verdict = compile_error(b.build, o);
+  if (!b.build.status.ok()) b.verdict = compile_error(b.build, o);
   return b;
 }
 

@@ -81,7 +81,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     std::string text;
     const BuildResult pre = preprocess_cuda(c, b.dir, o.arch, text);
     std::remove((b.dir + "/candidate.ii").c_str());
-    if (!pre.ok && host_code) {
+    if (!pre.status.ok() && host_code) {
       BuildResult shown = pre;
       if (shown.log.find("cannot run") != std::string::npos)
         shown.log = "nvcc is not installed here (host-code CUDA candidates need it; kernel-only candidates need "
@@ -90,7 +90,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
       b.verdict = failed(shown);
       return b;
     }
-    if (pre.ok)
+    if (pre.status.ok())
       if (auto f = harness::scan_preprocessed(text, forbidden())) {
         b.build = pre;
         b.verdict = isolation_verdict(*f, o.detectors, true);
@@ -99,7 +99,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
       }
   }
   b.build = compile_cuda(c, b.dir, o.arch);
-  if (!b.build.ok) b.verdict = failed(b.build);
+  if (!b.build.status.ok()) b.verdict = failed(b.build);
   return b;
 }
 

@@ -71,7 +71,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
     std::string text;
     const BuildResult pre = preprocess_hip(c.source, b.dir, o.arch, text);
     std::remove((b.dir + "/candidate.ii").c_str());
-    if (pre.ok)
+    if (pre.status.ok())
       if (auto f = harness::scan_preprocessed(text, forbidden())) {
         b.build = pre;
         b.verdict = isolation_verdict(*f, o.detectors, true);
@@ -81,7 +81,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   }
   HipBuild h = compile_hip(c.source, b.dir, o.arch);
   b.build = h.build;
-  if (!b.build.ok) {
+  if (!b.build.status.ok()) {
     const auto first = b.build.log.find("error");
     EvalResult r =
         h.toolchain_missing ? make_verdict(EvalStatus::harness_error, "toolchain", b.build.log, o.detectors)

@@ -336,7 +336,7 @@ BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
   }
   b.build.artifact = b.dir + "/candidate.py";
   std::ofstream(b.build.artifact) << c.source;
-  b.build.ok = true;
+  b.build.status = Status::success();
   return b;
 }
 

@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "runtime/core/status.hpp"
+
 namespace kevolve {
 
 struct Candidate {
@@ -14,7 +16,9 @@ struct Candidate {
 };
 
 struct BuildResult {
-  bool ok = false;
+  // Success when `artifact` is usable; else why not (the compiler failed, timed out, left no file). Not built
+  // until a compiler says otherwise.
+  Status status = Status::failure(Errc::failed, "not built");
   std::string artifact;  // path of the shared object, inside a private temp dir
   std::string log;       // compiler output (bounded: it comes from a confined build)
   double seconds = 0;

@@ -34,6 +34,11 @@ decltype(auto) fields(T& x, F&& f) {
 }
 inline constexpr size_t kSearchFieldsRequired = 8;
 
+template <RecordOf<Status> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.code, x.message);
+}
+
 template <RecordOf<Timing> T, class F>
 decltype(auto) fields(T& x, F&& f) {
   return f(x.median_ms, x.p10_ms, x.p90_ms, x.samples, x.threads);
@@ -65,7 +70,7 @@ decltype(auto) fields(T& x, F&& f) {
 
 template <RecordOf<BuildResult> T, class F>
 decltype(auto) fields(T& x, F&& f) {
-  return f(x.ok, x.artifact, x.log, x.seconds, x.sandbox);
+  return f(x.status, x.artifact, x.log, x.seconds, x.sandbox);
 }
 
 template <RecordOf<BuildOutcome> T, class F>

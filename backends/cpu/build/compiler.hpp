@@ -22,7 +22,7 @@ struct CompileOptions {
 BuildResult compile_cpu(const Candidate& c, const std::string& dir, const CompileOptions& o = {});
 
 // The candidate after the preprocessor (`g++ -E` with the same flags, confined) into `text`, with its line
-// markers, for the scan of the expanded source; the result is ok when preprocessing succeeded (else its
+// markers, for the scan of the expanded source; the result's status is ok when preprocessing succeeded (else its
 // log holds the errors). Writes the same files as compile_cpu.
 BuildResult preprocess_cpu(const Candidate& c, const std::string& dir, std::string& text, const CompileOptions& o = {});
 

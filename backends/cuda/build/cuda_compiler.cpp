@@ -46,8 +46,19 @@ int run_tool(const std::vector<std::string>& argv, const std::string& dir, doubl
 // The nvcc options of a host-code build for `arch` (sm_XY).
 std::vector<std::string> nvcc_options(const std::string& arch, const std::string& dir) {
   const std::string code = arch.substr(3);
-  return {"-O3",     "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
-          "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir};
+  return {"-O3",     "-std=c++17", "-shared", "-Xcompiler",
+          "-fPIC",   "-cudart",    "static",  "-gencode=arch=compute_" + code + ",code=sm_" + code,
+          "-Xptxas", "-v",         "-I" + dir};
+}
+
+// Success for exit status 0 of `tool` (run_tool's `rc`); else why it failed, in words.
+Status tool_status(const std::string& tool, int rc, double timeout_s) {
+  if (rc == 0) return Status::success();
+  if (rc == -1)
+    return Status::failure(Errc::failed, tool + " did not finish within " + std::to_string(int(timeout_s)) +
+                                             " s, was killed or could not start");
+  if (rc == 127) return Status::failure(Errc::unavailable, tool + " is not installed here");
+  return Status::failure(Errc::failed, tool + " exited with code " + std::to_string(rc));
 }
 
 void write_sources(const Candidate& c, const std::string& dir) {
@@ -72,11 +83,14 @@ BuildResult preprocess_cuda(const Candidate& c, const std::string& dir, const st
   const int rc = run_tool(argv, dir, timeout_s, r.log, &r.sandbox);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.cu");
-  if (rc != 0) return r;
+  r.status = tool_status("nvcc -E", rc, timeout_s);
+  if (!r.status.ok()) return r;
   auto read = process::read_build_file(out, size_t{64} << 20);  // an honest kernel's is a few MiB
-  if (!read) return r;
+  if (!read) {
+    r.status = Status::failure(Errc::failed, "the preprocessor left no regular file");
+    return r;
+  }
   text = std::move(*read);
-  r.ok = true;
   return r;
 }
 
@@ -85,15 +99,17 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
   const auto t0 = std::chrono::steady_clock::now();
   const std::string src = cuda_source_path(dir);
   write_sources(c, dir);
-  std::string artifact;
+  std::string artifact, tool = "nvcc";
   int rc = 0;
   if (has_launch_spec(c.source)) {
     auto l = parse_launch_spec(c.source);
     if (!l) {
       r.log = "launch description: " + l.error() + "\n";
+      r.status = Status::failure(Errc::invalid_argument, "launch description: " + l.error());
       return r;
     }
     artifact = dir + "/candidate.cubin";
+    tool = "kevolve-nvrtc";
     std::ofstream(artifact + ".launch") << format_launch_spec(*l);
     rc = run_tool({sibling_executable("kevolve-nvrtc"), "--arch", arch, "--out", artifact, src}, dir, timeout_s, r.log,
                   &r.sandbox);
@@ -112,8 +128,10 @@ BuildResult compile_cuda(const Candidate& c, const std::string& dir, const std::
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
   // What the untrusted build left is taken only as a regular file (never a link to elsewhere).
-  r.ok = rc == 0 && process::regular_file(artifact);
-  if (r.ok) {
+  r.status = tool_status(tool, rc, timeout_s);
+  if (r.status.ok() && !process::regular_file(artifact))
+    r.status = Status::failure(Errc::failed, tool + " left no regular file " + fs::path(artifact).filename().string());
+  if (r.status.ok()) {
     r.artifact = artifact;
     r.log += "\n== SASS (" + arch + ") ==\n" + sass_profile(artifact);
   }

@@ -26,6 +26,17 @@ std::string write_sources(const std::string& source, const std::string& dir) {
   return dir + "/candidate.hip";
 }
 
+// Success when hipcc ran and exited 0; else why not, in words.
+Status hipcc_status(const process::ConfinedResult& run, double timeout_s) {
+  if (!run.started) return Status::failure(Errc::unavailable, "the build sandbox could not be made");
+  if (run.timed_out)
+    return Status::failure(Errc::timeout, "hipcc did not finish within " + std::to_string(int(timeout_s)) + " s");
+  if (run.exit_code < 0) return Status::failure(Errc::failed, "hipcc was killed");
+  if (run.exit_code != 0)
+    return Status::failure(Errc::failed, "hipcc exited with code " + std::to_string(run.exit_code));
+  return Status::success();
+}
+
 }  // namespace
 
 std::string hipcc_path() {
@@ -59,6 +70,7 @@ BuildResult preprocess_hip(const std::string& source, const std::string& dir, co
   const std::string src = write_sources(source, dir), out = dir + "/candidate.ii", hipcc = hipcc_path();
   if (hipcc.empty()) {
     r.log = "hipcc is not installed here\n";
+    r.status = Status::failure(Errc::unavailable, "hipcc is not installed here");
     return r;
   }
   process::ConfinedBuild cb;
@@ -72,11 +84,14 @@ BuildResult preprocess_hip(const std::string& source, const std::string& dir, co
   r.sandbox = run.sandbox;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.hip");
-  if (!run.started || run.exit_code != 0) return r;
+  r.status = hipcc_status(run, timeout_s);
+  if (!r.status.ok()) return r;
   auto read = process::read_build_file(out, size_t{64} << 20);  // an honest kernel's is a few MiB
-  if (!read) return r;
+  if (!read) {
+    r.status = Status::failure(Errc::failed, "the preprocessor left no regular file");
+    return r;
+  }
   text = std::move(*read);
-  r.ok = true;
   return r;
 }
 
@@ -91,12 +106,14 @@ HipBuild compile_hip(const std::string& source, const std::string& dir, const st
         "launch description: " +
         (l ? std::string("none (a HIP candidate is kernel-only: `// @kevolve kernel/grid/block` lines)") : l.error()) +
         "\n";
+    r.status = Status::failure(Errc::invalid_argument, "no usable launch description");
     return h;
   }
   const std::string hipcc = hipcc_path();
   if (hipcc.empty()) {
     h.toolchain_missing = true;
     r.log = "hipcc is not installed here (Debian: apt-get install hipcc libamdhip64-dev rocm-device-libs)\n";
+    r.status = Status::failure(Errc::unavailable, "hipcc is not installed here");
     return h;
   }
   std::ofstream(artifact + ".launch") << format_launch_spec(*l);
@@ -114,10 +131,14 @@ HipBuild compile_hip(const std::string& source, const std::string& dir, const st
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc == -1 && r.log.empty()) r.log = "the compiler did not finish within " + std::to_string(int(timeout_s)) + " s";
   for (size_t pos; (pos = r.log.find(src)) != std::string::npos;) r.log.replace(pos, src.size(), "candidate.hip");
-  if (rc != 0 || !process::regular_file(artifact)) return h;
+  r.status = hipcc_status(run, timeout_s);
+  if (r.status.ok() && !process::regular_file(artifact))
+    r.status = Status::failure(Errc::failed, "hipcc left no regular file candidate.hsaco");
+  if (!r.status.ok()) return h;
   auto res = read_resources(artifact, l->kernel);
   if (!res) {
     r.log += "\nresources: " + res.error() + "\n";
+    r.status = Status::failure(res.code(), "resources: " + res.error());
     return h;
   }
   h.resources = *res;
@@ -130,8 +151,8 @@ HipBuild compile_hip(const std::string& source, const std::string& dir, const st
     apply_launch(h.resources, *t, static_cast<int>(d->block[0] * d->block[1] * d->block[2]), d->smem);
   if (t) h.refusal = refusal(h.resources, *t);
   r.log += "\n== resources (" + target + ") ==\n" + describe(h.resources) + "\n";
-  r.ok = h.refusal.empty();
-  if (r.ok) r.artifact = artifact;
+  r.status = h.refusal.empty() ? Status::success() : Status::failure(Errc::failed, "refused: " + h.refusal);
+  if (r.status.ok()) r.artifact = artifact;
   return h;
 }
 

@@ -94,7 +94,7 @@ operator_actor::behavior_type counting_operator(operator_actor::pointer self, st
 build_actor::behavior_type building_farm(build_actor::pointer) {
   return {[](atoms::build_atom, BuildJob&) {
     BuildOutcome o;
-    o.build.ok = true;
+    o.build.status = Status::success();
     return o;
   }};
 }

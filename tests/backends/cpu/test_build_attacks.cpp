@@ -144,7 +144,8 @@ TEST_CASE("a candidate that includes an endless device ends as compile_error wit
   c.source = "#include \"/dev/urandom\"\n";
   const BuildResult b = cpu::compile_cpu(c, d.path, o);
   INFO(b.log << "\n" << b.sandbox);
-  CHECK_FALSE(b.ok);
+  CHECK_FALSE(b.status.ok());
+  CHECK(b.status.code == Errc::failed);  // the compiler failed: not a timeout, not a missing sandbox
   CHECK(b.sandbox.find("RLIMIT_AS/DATA 512 MiB") != std::string::npos);
   CHECK(b.log.find("did not finish") == std::string::npos);  // the limit ended it, not the deadline
   CHECK(b.log.size() <= (64u << 10) + 200);

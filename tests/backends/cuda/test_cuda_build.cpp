@@ -82,7 +82,7 @@ TEST_CASE("kernel-only candidates build with NVRTC for the real architecture, or
     CHECK(b.verdict->message.find("NVRTC is not available") != std::string::npos);
   } else {
     REQUIRE_FALSE(b.verdict);
-    CHECK(b.build.ok);
+    CHECK(b.build.status.ok());
     CHECK(b.build.artifact.size() > 6);
     CHECK(b.build.artifact.substr(b.build.artifact.size() - 6) == ".cubin");
     CHECK(std::filesystem::exists(b.build.artifact + ".launch"));

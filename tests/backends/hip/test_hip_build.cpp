@@ -95,7 +95,7 @@ TEST_CASE("every HIP template compiles with hipcc for gfx90a, gfx908 and gfx1030
       TempDir d;
       auto h = kevolve::hip::compile_hip(p.source, d.path, t.arch);
       INFO(h.build.log);
-      REQUIRE(h.build.ok);
+      REQUIRE(h.build.status.ok());
       CHECK(h.refusal.empty());
       CHECK(h.resources.wave_size == t.wave);
       CHECK(h.resources.target.find(t.arch) != std::string::npos);

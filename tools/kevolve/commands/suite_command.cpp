@@ -1,6 +1,9 @@
 #include "runtime/records/backend_kind.hpp"
 #include "tools/kevolve/commands/suite_command.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +16,10 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <cstdlib>
+#include <cstdio>
+#include <thread>
+#include <optional>
 #include <sstream>
 
 #include "actors/engine/engine.hpp"
@@ -485,6 +492,66 @@ struct Geo {
 
 void budget_table(const SuiteArgs& a, const std::vector<ProblemResult>& results, std::ostream& t);
 
+// The GPU's busy share over a suite run: nvidia-smi's utilization.gpu (the share of each sample period in which a
+// kernel ran) sampled every second by a reader thread; stop() gives the mean, or says why there is none.
+class GpuBusy {
+ public:
+  GpuBusy() {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    char* argv[] = {const_cast<char*>("nvidia-smi"), const_cast<char*>("--query-gpu=utilization.gpu"),
+                    const_cast<char*>("--format=csv,noheader,nounits"), const_cast<char*>("-lms"),
+                    const_cast<char*>("1000"), nullptr};
+    const int rc = posix_spawnp(&pid_, "nvidia-smi", &fa, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+      close(fds[0]);
+      pid_ = -1;
+      return;
+    }
+    in_ = fdopen(fds[0], "r");
+    reader_ = std::thread([this] {
+      char line[64];
+      while (in_ && std::fgets(line, sizeof line, in_)) {
+        char* end = nullptr;
+        const double v = std::strtod(line, &end);
+        if (end != line) {
+          sum_ += v;
+          ++n_;
+        }
+      }
+    });
+  }
+  std::string stop() {
+    if (pid_ <= 0) return "GPU busy share: not measured (nvidia-smi could not be started)";
+    kill(pid_, SIGTERM);  // its end closes the pipe: the reader sees the end of its samples
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    reader_.join();
+    if (in_) fclose(in_);
+    in_ = nullptr;
+    if (n_ == 0) return "GPU busy share: not measured (nvidia-smi gave no samples)";
+    return "GPU busy " + fmt(sum_ / n_, "%.0f") + " % of the run (nvidia-smi utilization.gpu, " + std::to_string(n_) +
+           " samples, one a second)";
+  }
+  ~GpuBusy() {
+    if (pid_ > 0) stop();
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  std::thread reader_;
+  double sum_ = 0;  // read by stop() after the reader has joined
+  int n_ = 0;
+};
+
 // Writes `text` to `path` through a temporary file renamed over it: a reader never sees half a table.
 bool write_whole(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".partial";
@@ -505,6 +572,8 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
   std::vector<ProblemResult> results;
   SuitePace pace;
   const auto started = std::chrono::steady_clock::now();
+  std::optional<GpuBusy> gpu;
+  if (a.backend == "cuda") gpu.emplace();
   for (auto& f : problems) {
     if (g_interrupted) break;
     results.push_back(search_problem(a, f, backend, pace));
@@ -522,7 +591,8 @@ int run_budget(const SuiteArgs& a, const std::vector<fs::path>& problems, python
   std::cerr << "kevolve suite: this run: " << pace.problems << " of " << problems.size() << " problems worked on ("
             << problems.size() - static_cast<size_t>(pace.problems) << " finished earlier), " << pace.evaluations
             << " evaluations (baselines, search candidates, re-evaluations) in " << fmt(minutes, "%.1f")
-            << " min: " << fmt(minutes > 0 ? pace.evaluations / minutes : 0, "%.1f") << " evaluations per minute\n";
+            << " min: " << fmt(minutes > 0 ? pace.evaluations / minutes : 0, "%.1f") << " evaluations per minute"
+            << (gpu ? "; " + gpu->stop() : std::string()) << "\n";
   if (g_interrupted) {
     std::cerr << "kevolve suite: interrupted; run the same command again to resume (the searches are in " << a.store
               << ")\n";
