@@ -46,9 +46,8 @@ int run_tool(const std::vector<std::string>& argv, const std::string& dir, doubl
 // The nvcc options of a host-code build for `arch` (sm_XY).
 std::vector<std::string> nvcc_options(const std::string& arch, const std::string& dir) {
   const std::string code = arch.substr(3);
-  return {"-O3",     "-std=c++17", "-shared", "-Xcompiler",
-          "-fPIC",   "-cudart",    "static",  "-gencode=arch=compute_" + code + ",code=sm_" + code,
-          "-Xptxas", "-v",         "-I" + dir};
+  return {"-O3",     "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "static",
+          "-gencode=arch=compute_" + code + ",code=sm_" + code, "-Xptxas", "-v", "-I" + dir};
 }
 
 // Success for exit status 0 of `tool` (run_tool's `rc`); else why it failed, in words.
