@@ -29,14 +29,12 @@ void decode(wire::Reader& r, std::vector<CallOutcome>& v) {
 }
 
 void encode(wire::Writer& w, const Hello& h) {
-  w.u32(h.ok);
-  w.str(h.message);
+  harness::put(w, h.status);
   w.u32(static_cast<uint32_t>(h.baseline_threads));
   w.str(h.sandbox);
 }
 void decode(wire::Reader& r, Hello& h) {
-  h.ok = r.u32();
-  h.message = r.str();
+  harness::get(r, h.status);
   h.baseline_threads = static_cast<int32_t>(r.u32());
   h.sandbox = r.str();
 }

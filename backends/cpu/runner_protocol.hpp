@@ -2,7 +2,7 @@
 //
 //   evaluator                                  runner (no libtorch; candidate loaded RTLD_LOCAL)
 //   fork+exec with fds: 3 arena memfd, 4 commands, 5 replies, 2 stderr pipe
-//                        <- Hello {ok, message, baseline_threads, sandbox}
+//                        <- Hello {status, baseline_threads, sandbox}
 //   Batch {flags, params, calls[]} ->          poison outputs (flag), then per call: time it,
 //                                              snapshot outputs (flag), wait for stray threads
 //                        <- BatchReply {per call: rc, ns, late_threads}
@@ -44,9 +44,11 @@ struct CallOutcome {
       0;  // threads beyond the baseline alive when the call returned (the runner waits up to 0.5 s for them)
 };
 
+// The runner's answer once the candidate is loaded: a failure's code says what kind it is (unavailable: the
+// sandbox cannot be made on this machine; invalid_argument: the candidate breaks isolation; failed: it
+// does not load) and its message says why.
 struct Hello {
-  bool ok = false;
-  std::string message;
+  Status status = Status::failure(Errc::failed, "the runner said nothing");
   int32_t baseline_threads = 0;
   std::string sandbox;  // the confinement in force ("" with the sandbox off)
 };

@@ -29,8 +29,8 @@ void decode(wire::Reader& r, Load& l) {
 }
 
 void encode(wire::Writer& w, const Hello& h) {
-  w.u32(h.ok);
-  w.str(h.message);
+  harness::put(w, h.status);
+  w.str(h.prepared);
   w.str(h.device);
   w.u32(static_cast<uint32_t>(h.sms));
   w.i64(h.l2_bytes);
@@ -38,8 +38,8 @@ void encode(wire::Writer& w, const Hello& h) {
   w.str(h.sandbox);
 }
 void decode(wire::Reader& r, Hello& h) {
-  h.ok = r.u32();
-  h.message = r.str();
+  harness::get(r, h.status);
+  h.prepared = r.str();
   h.device = r.str();
   h.sms = static_cast<int32_t>(r.u32());
   h.l2_bytes = r.i64();

@@ -4,9 +4,9 @@
 //   evaluator                                   runner
 //   fork+exec with fds: 3 commands, 4 replies, 2 stderr pipe
 //   Setup {arena IPC handle, flush size}  ->   confines itself, makes its device context, opens the arena
-//                         <- Hello {ok, message, device facts}         (the runner is prepared: "standby")
+//                         <- Hello {status, prepared, device facts}    (the runner is prepared: "standby")
 //   Load {kind, entry, the candidate's bytes} -> drops its identity, loads the candidate
-//                         <- Hello {ok, message, sandbox}
+//                         <- Hello {status, device facts, sandbox}
 //   Batch {flags, params, calls[]}   ->        per call: poison outputs, flush L2, event, launch, event;
 //                                              snapshot outputs right after the end event (kSnapshot)
 //                         <- BatchReply {per call: rc, ns, error text; batch wall time (kWall)}
@@ -48,9 +48,11 @@ struct Load {
   std::string bytes;  // the .cubin (kernel-only, launched by the runner) or the .so (host code, kevolve_kernel)
 };
 
+// The runner's answer to Setup and to Load: on failure the status says why (unavailable: no device or no
+// sandbox on this machine; failed: anything else).
 struct Hello {
-  bool ok = false;
-  std::string message;
+  Status status = Status::failure(Errc::failed, "the runner said nothing");
+  std::string prepared;  // answering Setup with success: what preparing took
   std::string device;  // name, e.g. "NVIDIA H200"
   int32_t sms = 0;
   int64_t l2_bytes = 0;

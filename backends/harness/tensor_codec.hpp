@@ -1,11 +1,13 @@
 // The tensor and batch frames both runner protocols carry (backends/cpu/runner_protocol.hpp,
-// backends/cuda/runner_protocol.hpp): a tensor is an offset into the arena the evaluator shares with its
-// runner, never a pointer into evaluator memory. Header-only: the standalone CUDA runner build uses it too.
-// A frame that does not decode throws wire::DecodeError (the runner then answers nothing and exits).
+// backends/cuda/runner_protocol.hpp), and the Status their hellos answer with. A tensor is an offset into
+// the arena the evaluator shares with its runner, never a pointer into evaluator memory. Header-only: the
+// standalone CUDA runner build uses it too. A frame that does not decode throws wire::DecodeError (the
+// runner then answers nothing and exits).
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "runtime/core/status.hpp"
 #include "runtime/core/wire.hpp"
 
 namespace kevolve::harness {
@@ -45,6 +47,19 @@ inline void get(wire::Reader& r, ArenaTensor& t) {
   }
   t.bytes = r.i64();
   t.snapshot_offset = r.i64();
+}
+
+// A Status: its code (u32) and message.
+inline void put(wire::Writer& w, const Status& s) {
+  w.u32(static_cast<uint32_t>(s.code));
+  w.str(s.message);
+}
+
+inline void get(wire::Reader& r, Status& s) {
+  const uint32_t code = r.u32();
+  if (code > static_cast<uint32_t>(Errc::timeout)) throw wire::DecodeError("unknown status code");
+  s.code = static_cast<Errc>(code);
+  s.message = r.str();
 }
 
 // A batch: its flags, the candidate's parameters, and per call its input and output tensors followed by

@@ -31,13 +31,13 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
     failure = {EvalStatus::runtime_error, "protocol", "the runner sent a malformed hello"};
     return false;
   }
-  if (!h.ok) {
-    if (h.message.rfind("isolation:", 0) == 0)
-      failure = {EvalStatus::rejected, "isolation", h.message.substr(11)};
-    else if (h.message.rfind("sandbox unavailable", 0) == 0)
-      failure = {EvalStatus::harness_error, "sandbox", h.message};
+  if (!h.status.ok()) {
+    if (h.status.code == Errc::invalid_argument)
+      failure = {EvalStatus::rejected, "isolation", h.status.message};
+    else if (h.status.code == Errc::unavailable)
+      failure = {EvalStatus::harness_error, "sandbox", h.status.message};
     else
-      failure = {EvalStatus::runtime_error, "load", h.message};
+      failure = {EvalStatus::runtime_error, "load", h.status.message};
     proc_.stop();
     return false;
   }

@@ -30,9 +30,9 @@ using Entry = int (*)(const kv_args*);
 
 std::string sandbox_level;  // what drop_identity() put in force, told to the evaluator in the hello
 
-void reply_hello(bool ok, const std::string& msg, int baseline) {
+void reply_hello(Status status, int baseline) {
   wire::Writer w;
-  encode(w, Hello{ok, msg, baseline, sandbox_level});
+  encode(w, Hello{std::move(status), baseline, sandbox_level});
   wire::write_frame(kReplyFd, w.bytes());
 }
 
@@ -89,55 +89,55 @@ int main(int argc, char** argv) {
   // private); the candidate is loaded later through this descriptor, under the runner's own uid.
   const int so_fd = open(so.c_str(), O_RDONLY | O_CLOEXEC);
   if (so_fd < 0) {
-    reply_hello(false, "cannot open the candidate " + so + ": " + std::strerror(errno), 0);
+    reply_hello(Status::failure(Errc::failed, "cannot open the candidate " + so + ": " + std::strerror(errno)), 0);
     return 4;
   }
   char real[PATH_MAX];
   const std::string so_real = realpath(so.c_str(), real) ? std::string(real) : so;
   if (sandbox) {
     if (auto e = drop_identity(sandbox_level); !e.empty()) {
-      reply_hello(false, "sandbox unavailable on this machine: " + e, 0);
+      reply_hello(Status::failure(Errc::unavailable, "sandbox unavailable on this machine: " + e), 0);
       return 3;
     }
     sandbox_level += ", seccomp allow-list, RLIMIT_AS/DATA/NPROC/CPU/FSIZE";
   }
   if (auto e = apply_process_limits(cpu_s); !e.empty()) {
-    reply_hello(false, "sandbox: " + e, 0);
+    reply_hello(Status::failure(Errc::failed, "sandbox: " + e), 0);
     return 3;
   }  // after the uid change, which clears PDEATHSIG
   if (sandbox)
     if (auto e = limit_threads(4096); !e.empty()) {
-      reply_hello(false, "sandbox: " + e, 0);
+      reply_hello(Status::failure(Errc::failed, "sandbox: " + e), 0);
       return 3;
     }
   if (getppid() == 1) return 3;  // the evaluator is already gone
   void* arena =
       mmap(nullptr, static_cast<size_t>(arena_bytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, kArenaFd, 0);
   if (arena == MAP_FAILED) {
-    reply_hello(false, std::string("mapping the arena: ") + std::strerror(errno), 0);
+    reply_hello(Status::failure(Errc::failed, std::string("mapping the arena: ") + std::strerror(errno)), 0);
     return 3;
   }
   char* base = static_cast<char*>(arena);
 
   if (sandbox)
     if (auto e = seccomp_stage1(); !e.empty()) {
-      reply_hello(false, "sandbox unavailable on this machine: " + e, 0);
+      reply_hello(Status::failure(Errc::unavailable, "sandbox unavailable on this machine: " + e), 0);
       return 3;
     }
   const std::string load_path = "/proc/self/fd/" + std::to_string(so_fd);
   void* lib = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    reply_hello(false, std::string("cannot load the candidate: ") + dlerror(), 0);
+    reply_hello(Status::failure(Errc::failed, std::string("cannot load the candidate: ") + dlerror()), 0);
     return 4;
   }
   auto entry = reinterpret_cast<Entry>(dlsym(lib, entry_name.c_str()));
   if (!entry) {
-    reply_hello(false, "the candidate exports no function '" + entry_name + "'", 0);
+    reply_hello(Status::failure(Errc::failed, "the candidate exports no function '" + entry_name + "'"), 0);
     return 4;
   }
   if (sandbox)
     if (auto e = check_executable_mappings(so_real, so_fd); !e.empty()) {
-      reply_hello(false, "isolation: " + e, 0);
+      reply_hello(Status::failure(Errc::invalid_argument, e), 0);
       return 5;
     }
 
@@ -147,15 +147,15 @@ int main(int argc, char** argv) {
   { asm volatile("" ::: "memory"); }
   int baseline = count_threads();
   if (auto e = limit_memory(memory_mb); !e.empty()) {
-    reply_hello(false, "sandbox: " + e, 0);
+    reply_hello(Status::failure(Errc::failed, "sandbox: " + e), 0);
     return 3;
   }
   if (sandbox)
     if (auto e = seccomp_stage2(); !e.empty()) {
-      reply_hello(false, "sandbox unavailable on this machine: " + e, 0);
+      reply_hello(Status::failure(Errc::unavailable, "sandbox unavailable on this machine: " + e), 0);
       return 3;
     }
-  reply_hello(true, "", baseline);
+  reply_hello(Status::success(), baseline);
 
   while (auto frame = wire::read_frame(kCommandFd)) {
     Batch b;

@@ -258,14 +258,14 @@ class Evaluation {
       runner_ = std::move(sb.runner);
       if (runner_->ready(timeout, ready, f)) {
         standby_used_ = true;
-        prepared_ = ready.message;
+        prepared_ = ready.prepared;
         return true;
       }
     }
     sb.runner.reset();
     runner_ = std::make_unique<CudaRunnerProcess>();
     const bool ok = runner_->begin(runner_path_, setup_, opt_.memory_limit_mb, f) && runner_->ready(timeout, ready, f);
-    prepared_ = ready.message;
+    prepared_ = ready.prepared;
     return ok;
   }
 

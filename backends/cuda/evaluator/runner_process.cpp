@@ -36,8 +36,8 @@ bool CudaRunnerProcess::ready(double timeout_s, Hello& hello, RunnerFailure& fai
     failure = {EvalStatus::runtime_error, "protocol", "the runner sent a malformed hello"};
     return false;
   }
-  if (!hello.ok) {
-    failure = {EvalStatus::runtime_error, "load", hello.message};
+  if (!hello.status.ok()) {
+    failure = {EvalStatus::runtime_error, "load", hello.status.message};
     stop();
     return false;
   }

@@ -140,7 +140,7 @@ class Runner {
     const auto t0 = std::chrono::steady_clock::now();
     cudaError_t e = cudaSetDevice(0);
     if (e == cudaSuccess) e = cudaFree(nullptr);
-    if (e != cudaSuccess) return fail(h, no_device(cuda_text(e)));
+    if (e != cudaSuccess) return fail(h, no_device(cuda_text(e)), Errc::unavailable);
     cudaDeviceProp p{};
     cudaGetDeviceProperties(&p, 0);
     h.device = p.name;
@@ -169,11 +169,11 @@ class Runner {
     }
     const auto secs = [](auto a, auto b) { return std::to_string(std::chrono::duration<double>(b - a).count()); };
     const auto t3 = std::chrono::steady_clock::now();
-    h.message = "device context " + secs(t0, t1) + " s, arena " + secs(t1, t2) + " s, stream and flush buffer " +
-                secs(t2, t3) + " s";  // on success, what preparing took
-    h.ok = true;
+    h.prepared = "device context " + secs(t0, t1) + " s, arena " + secs(t1, t2) + " s, stream and flush buffer " +
+                 secs(t2, t3) + " s";
+    h.status = Status::success();
     facts_ = h;
-    facts_.message.clear();
+    facts_.prepared.clear();
     return true;
   }
 
@@ -182,7 +182,7 @@ class Runner {
   // process (a .so runs its constructors when opened).
   bool load(const Load& l, Hello& h) {
     h = facts_;  // the device facts, and the sandbox in force added below
-    h.ok = false;
+    h.status = Status::failure(Errc::failed, "the candidate is not loaded");
     if (l.bytes.empty()) return fail(h, "the candidate's file is empty");
     if (l.kind == ArtifactKind::shared_object) {
       if ((so_fd_ = memfd_create("kevolve-candidate.so", MFD_CLOEXEC)) < 0)
@@ -195,7 +195,7 @@ class Runner {
       }
     }
     if (auto why = give_up_identity(h.sandbox, l.kind != ArtifactKind::cubin); !why.empty())
-      return fail(h, "sandbox unavailable on this machine: " + why);
+      return fail(h, "sandbox unavailable on this machine: " + why, Errc::unavailable);
     if (l.kind == ArtifactKind::cubin) {
       image_ = l.bytes;
       CUresult r = cuModuleLoadData(&module_, image_.data());
@@ -216,7 +216,7 @@ class Runner {
       host_entry_ = reinterpret_cast<int (*)(const kv_args*)>(dlsym(lib_, l.entry.c_str()));
       if (!host_entry_) return fail(h, "the shared object exports no '" + l.entry + "'");
     }
-    h.ok = true;
+    h.status = Status::success();
     return true;
   }
 
@@ -305,9 +305,8 @@ class Runner {
   }
 
  private:
-  bool fail(Hello& h, const std::string& m) {
-    h.ok = false;
-    h.message = m;
+  bool fail(Hello& h, const std::string& m, Errc code = Errc::failed) {
+    h.status = Status::failure(code, m);
     return false;
   }
 

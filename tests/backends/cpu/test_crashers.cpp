@@ -109,3 +109,17 @@ TEST_CASE("a thread bomb ends as a runtime error of its runner, not a timeout", 
   CHECK(r.status == EvalStatus::runtime_error);
   next_candidate_still_runs();
 }
+
+TEST_CASE("a candidate without the entry it names fails at load saying which", "[crashers]") {
+  auto spec = load_problem(test::source_path(kSpec));
+  REQUIRE(spec);
+  Candidate c;
+  c.source = test::read_file(test::source_path("problems/core/softmax_rows/naive.cpp"));
+  c.entry = "no_such_entry";
+  const EvalResult r = test::backend().evaluate_source(*spec, c, quick_options());
+  INFO(r.message);
+  CHECK(r.status == EvalStatus::runtime_error);
+  CHECK(r.reason == "load");
+  CHECK(r.message.find("exports no function 'no_such_entry'") != std::string::npos);
+  next_candidate_still_runs();
+}
