@@ -32,6 +32,76 @@ double peak_gbps_of(const std::string& timing) {
   return end != timing.c_str() + at + key.size() && v > 0 ? v : 0;
 }
 
+// A search whose record was lost (a repaired store) while its nodes remain: its record rebuilt from the nodes
+// (the next id after the highest) and this config, never started over at node 1, which would overwrite them.
+// nullopt when it has no nodes either (a new search); an error when its nodes cannot be read.
+Expected<std::optional<SearchRecord>> rebuild_lost_record(Store& store, const RunConfig& config,
+                                                          const ProblemSpec& spec) {
+  using R = Expected<std::optional<SearchRecord>>;
+  SearchRecord r;
+  size_t orphans = 0;
+  const Status unreadable = store.each_node(config.search_id, false, [&](NodeRecord& n) {
+    ++orphans;
+    r.next_node = std::max(r.next_node, n.id + 1);
+  });
+  if (!unreadable)
+    return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
+                                           "' has no record and its nodes cannot be read: " + unreadable.message);
+  if (orphans == 0) return std::optional<SearchRecord>{};
+  r.id = config.search_id;
+  r.problem = spec.name;
+  r.strategy = config.strategy.name;
+  r.config_text = config.text;
+  log::warn("") << "store " << config.store << ": the record of search " << config.search_id << " was lost but "
+                << orphans << " of its nodes remain: rebuilt from them and this config (next node " << r.next_node
+                << ", the strategy's random state starts afresh)";
+  return std::optional<SearchRecord>{std::move(r)};
+}
+
+// An unscored node is evaluated again from its stored source (into l.setup.unfinished). A source that cannot be
+// read (a damaged store) stops the resume; one that is gone (lost by a repair) is never evaluated as an empty
+// kernel: the node is scored harness_error saying so, in the store too (and in l.counts), and named in the log.
+Status requeue_unscored(Store& store, const RunConfig& config, const ProblemSpec& spec,
+                        std::vector<NodeRecord>& unscored, LoadedSearch& l) {
+  std::vector<uint64_t> lost;
+  StoreBatch lost_batch;
+  for (auto& n : unscored) {
+    auto src = store.artifact(config.search_id, n.id, "source");
+    if (!src && src.code() != Errc::not_found)
+      return Status::failure(src.code(), "store " + config.store + ": search '" + config.search_id +
+                                        "': the source of node " + std::to_string(n.id) +
+                                        ", to be evaluated again, cannot be read: " + src.error() +
+                                        " (kevolve store repair " + config.store + " salvages what can be read)");
+    if (!src) {
+      n.state = NodeState::scored;
+      n.status = EvalStatus::harness_error;
+      n.reason = "source_lost";
+      n.message = "its source was lost from the store before it was evaluated: not evaluated";
+      lost.push_back(n.id);
+      lost_batch.nodes.push_back({config.search_id, n});
+      --l.counts.in_flight;
+      ++l.counts.evaluated;
+      ++l.counts.failed;
+      continue;
+    }
+    Candidate c;
+    c.source = *src;
+    c.entry = spec.entry;
+    c.parameters = n.params;
+    c.provenance = "resumed";
+    l.setup.unfinished[n.id] = c;
+  }
+  if (!lost.empty()) {
+    log::warn("") << "store " << config.store << ": search " << config.search_id << ": " << lost.size()
+                  << " node(s) not yet scored have lost their source and are marked harness_error (source_lost), not "
+                     "evaluated: nodes "
+                  << id_list(lost);
+    if (auto w = store.write(lost_batch); !w)
+      return Status::failure(w.code, "store " + config.store + ": marking the nodes whose source was lost: " + w.message);
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const RunConfig& config,
@@ -56,25 +126,9 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
   // this config, never started over at node 1: that would overwrite them.
   std::optional<SearchRecord> rebuilt;
   if (!existing) {
-    SearchRecord r;
-    size_t orphans = 0;
-    const Status unreadable = store.each_node(config.search_id, false, [&](NodeRecord& n) {
-      ++orphans;
-      r.next_node = std::max(r.next_node, n.id + 1);
-    });
-    if (!unreadable)
-      return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
-                                             "' has no record and its nodes cannot be read: " + unreadable.message);
-    if (orphans > 0) {
-      r.id = config.search_id;
-      r.problem = spec.name;
-      r.strategy = config.strategy.name;
-      r.config_text = config.text;
-      log::warn("") << "store " << config.store << ": the record of search " << config.search_id
-                << " was lost but " << orphans << " of its nodes remain: rebuilt from them and this config "
-                << "(next node " << r.next_node << ", the strategy's random state starts afresh)";
-      rebuilt = r;
-    }
+    auto r = rebuild_lost_record(store, config, spec);
+    if (!r) return R::failure(r.status());
+    rebuilt = std::move(*r);
   }
   const bool is_new = !existing && !rebuilt;
   if (l.lessons.evaluated() > 0 && backend_traits(config.backend).evaluates) {
@@ -145,45 +199,7 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
       setup.record.finished = false;
       setup.record.stop_reason.clear();
     }
-    // An unscored node is evaluated again from its stored source. A source that cannot be read (a damaged
-    // store) stops the resume; one that is gone (lost by a repair) is never evaluated as an empty kernel:
-    // the node is scored harness_error saying so, in the store too, and named here.
-    std::vector<uint64_t> lost;
-    StoreBatch lost_batch;
-    for (auto& n : unscored) {
-      auto src = store.artifact(config.search_id, n.id, "source");
-      if (!src && src.code() != Errc::not_found)
-        return R::failure(src.code(), "store " + config.store + ": search '" + config.search_id +
-                                          "': the source of node " + std::to_string(n.id) +
-                                          ", to be evaluated again, cannot be read: " + src.error() +
-                                          " (kevolve store repair " + config.store + " salvages what can be read)");
-      if (!src) {
-        n.state = NodeState::scored;
-        n.status = EvalStatus::harness_error;
-        n.reason = "source_lost";
-        n.message = "its source was lost from the store before it was evaluated: not evaluated";
-        lost.push_back(n.id);
-        lost_batch.nodes.push_back({config.search_id, n});
-        --l.counts.in_flight;
-        ++l.counts.evaluated;
-        ++l.counts.failed;
-        continue;
-      }
-      Candidate c;
-      c.source = *src;
-      c.entry = spec.entry;
-      c.parameters = n.params;
-      c.provenance = "resumed";
-      setup.unfinished[n.id] = c;
-    }
-    if (!lost.empty()) {
-      log::warn("") << "store " << config.store << ": search " << config.search_id << ": " << lost.size()
-                    << " node(s) not yet scored have lost their source and are marked harness_error (source_lost), not "
-                       "evaluated: nodes "
-                    << id_list(lost);
-      if (auto w = store.write(lost_batch); !w)
-        return R::failure(w.code, "store " + config.store + ": marking the nodes whose source was lost: " + w.message);
-    }
+    if (Status q = requeue_unscored(store, config, spec, unscored, l); !q) return R::failure(q);
     // Scored nodes are kept, never evaluated again; the nodes not scored when the search stopped are
     // evaluated now — again for those whose verdict had come but was not stored yet. They are named.
     std::vector<uint64_t> again;
