@@ -248,7 +248,7 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
     };
     for (auto& owner : st.owners)
       self->request(owner, std::chrono::seconds(10), atoms::control_atom::value, std::string("finished"))
-          .then([answered](const std::string&) { answered(); }, [answered](caf::error&) { answered(); });
+          .then([answered](const ActionReply&) { answered(); }, [answered](caf::error&) { answered(); });
     st.owners.clear();
   });
   return {
@@ -309,7 +309,7 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
           }
           auto rp = self->make_response_promise<std::string>();
           self->request(it->second, std::chrono::seconds(10), atoms::control_atom::value, words[0])
-              .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); },
+              .then([rp](ActionReply& r) mutable { rp.deliver(r.line() + "\n"); },
                     [self, rp](caf::error& e) mutable {
                       rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n");
                     });
@@ -320,7 +320,7 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
           if (!st.engine) return "error: this node does not take submissions yet\n";
           auto rp = self->make_response_promise<std::string>();
           self->request(st.engine, std::chrono::seconds(120), atoms::submit_atom::value, words[1])
-              .then([rp](std::string& r) mutable { rp.deliver(r + "\n"); },
+              .then([rp](ActionReply& r) mutable { rp.deliver(r.line() + "\n"); },
                     [self, rp](caf::error& e) mutable {
                       rp.deliver("error: the node did not answer: " + self->system().render(e) + "\n");
                     });

@@ -167,11 +167,11 @@ caf::behavior bridge(Bridge self, LinkPtr link, caf::actor registry, std::shared
         self->quit(caf::exit_reason::user_shutdown);  // its remote devices end with it
       },
       // The registry, when the node ends on purpose: the evaluator is told, and leaves.
-      [self](atoms::control_atom, const std::string& what) -> std::string {
-        if (what != "finished") return "unknown";
+      [self](atoms::control_atom, const std::string& what) -> ActionReply {
+        if (what != "finished") return ActionReply::refused(Errc::invalid_argument, "unknown control '" + what + "'");
         self->state.link->send(kFinished, {});
         self->state.link->close("the node has finished");  // after the frame above is written (1 s at most)
-        return "leaving";
+        return ActionReply::done("leaving");
       },
   };
 }

@@ -80,25 +80,27 @@ void start_search(Self self, LoadedSearch loaded, std::shared_ptr<Operator> op, 
 }
 
 // A node's further search (at start, or submitted from the console: `submitted`, recorded so that a
-// restarted node resumes it): "started ..." or "error: ...".
-std::string add_search(Self self, PreparedSearch p, bool submitted) {
+// restarted node resumes it): "started ..." or why it was not started.
+ActionReply add_search(Self self, PreparedSearch p, bool submitted) {
   auto& st = self->state;
   p.config.store = st.sh.store_path;
   if (p.config.backend != st.sh.backend)
-    return "error: search " + p.config.search_id + " uses the " + p.config.backend +
-           " backend; this node's searches use " + st.sh.backend;
+    return ActionReply::refused(Errc::invalid_argument, "search " + p.config.search_id + " uses the " +
+                                                            p.config.backend + " backend; this node's searches use " +
+                                                            st.sh.backend);
   for (auto& r : st.runs)
     if (r->config.search_id == p.config.search_id && !r->done)
-      return "error: search " + p.config.search_id + " is already running";
+      return ActionReply::refused(Errc::busy, "search " + p.config.search_id + " is already running");
   auto l = load_search(st.sh.store, p.config, p.spec, *p.op);
-  if (!l) return "error: " + l.error();
+  if (!l) return ActionReply::refused(l.status());
   if (l->setup.record.finished)
-    return "error: search " + p.config.search_id + " is finished in this node's store (" + l->setup.record.stop_reason +
-           ")";
+    return ActionReply::refused(
+        Errc::invalid_argument,
+        "search " + p.config.search_id + " is finished in this node's store (" + l->setup.record.stop_reason + ")");
   const std::string what = "search " + p.config.search_id + " on " + p.spec.name + " (" + p.config.backend + ")";
   l->setup.record.submitted = l->setup.record.submitted || submitted;
   start_search(self, std::move(*l), p.op, false);
-  return "started " + what;
+  return ActionReply::done("started " + what);
 }
 
 // Once closing and every search's memory is durable: stops the shared actors, then the engine.
@@ -220,19 +222,19 @@ engine_actor::behavior_type engine(Self self, EngineStart start) {
   }
   if (start.first) start_search(self, std::move(*start.first), start.first_op, true);
   if (cl)
-    for (auto& p : cl->more) log::info("node") <<  add_search(self, p, p.submitted) ;
+    for (auto& p : cl->more) log::info("node") << add_search(self, p, p.submitted).line();
   self->send(self, atoms::tick_atom::value);
   if (st.runs.empty() && !(cl && cl->stay)) close(self);  // nothing to run (cannot happen for `kevolve run`)
   return {
       [self](atoms::progress_atom, SearchStatus& s) { on_progress(self, s); },
-      [self](atoms::submit_atom, const std::string& path) -> std::string {
+      [self](atoms::submit_atom, const std::string& path) -> ActionReply {
         const ClusterOptions* cl = cluster_options(self);
-        if (self->state.closing) return "error: this node is stopping";
-        if (!cl || !cl->prepare) return "error: this node cannot prepare searches";
+        if (self->state.closing) return ActionReply::refused(Errc::unavailable, "this node is stopping");
+        if (!cl || !cl->prepare) return ActionReply::refused(Errc::unavailable, "this node cannot prepare searches");
         auto p = cl->prepare(path);
-        if (!p) return "error: " + path + ": " + p.error();
-        std::string r = add_search(self, std::move(*p), true);
-        log::info("node") << "submit " << path << ": " << r ;
+        if (!p) return ActionReply::refused(p.code(), path + ": " + p.error());
+        ActionReply r = add_search(self, std::move(*p), true);
+        log::info("node") << "submit " << path << ": " << r.line();
         return r;
       },
       [self](atoms::tick_atom) { on_tick(self); },

@@ -18,6 +18,19 @@
 
 namespace kevolve {
 
+// The answer to a request that acts (a console's submit, pause, resume, cancel): success with what was
+// done, in words, or a Status saying why nothing was.
+struct ActionReply {
+  Status status;
+  std::string said;  // on success: what was done ("started search ...", "search s1 paused: ...")
+
+  static ActionReply done(std::string said) { return {Status::success(), std::move(said)}; }
+  static ActionReply refused(Status why) { return {std::move(why), {}}; }
+  static ActionReply refused(Errc code, std::string why) { return {Status::failure(code, std::move(why)), {}}; }
+  // The line a console shows: what was done, or "error: why".
+  std::string line() const { return status.ok() ? said : "error: " + status.message; }
+};
+
 // search -> operator: make one child.
 struct MakeRequest {
   std::string search;

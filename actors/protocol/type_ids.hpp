@@ -76,6 +76,10 @@ typename F::result_type inspect(F& f, MakeReply& x) {
   return f(caf::meta::type_name("MakeReply"), x.status, x.params, x.candidate, x.prompt, x.reply, x.stop);
 }
 template <class F>
+typename F::result_type inspect(F& f, ActionReply& x) {
+  return f(caf::meta::type_name("ActionReply"), x.status, x.said);
+}
+template <class F>
 typename F::result_type inspect(F& f, BuildJob& x) {
   return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);
 }
@@ -131,6 +135,7 @@ CAF_ADD_TYPE_ID(kevolve, (kevolve::KbHit))
 CAF_ADD_TYPE_ID(kevolve, (kevolve::NodeState))
 CAF_ADD_TYPE_ID(kevolve, (kevolve::DeviceInfo))
 CAF_ADD_TYPE_ID(kevolve, (std::vector<std::string>))
+CAF_ADD_TYPE_ID(kevolve, (kevolve::ActionReply))
 CAF_ADD_ATOM(kevolve, kevolve::atoms, start_atom, "start")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, make_atom, "make")
 CAF_ADD_ATOM(kevolve, kevolve::atoms, build_atom, "build")

@@ -442,19 +442,20 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
       [self](atoms::state_atom, uint64_t id, NodeState state) { self->state.graph.set_state(id, state); },
       [self](atoms::scored_atom, NodeRecord& n, EvalResult& r) { on_scored(self, n, r); },
       [self](atoms::status_atom) { return status(self->state); },
-      [self](atoms::control_atom, const std::string& what) -> caf::result<std::string> {
+      [self](atoms::control_atom, const std::string& what) -> caf::result<ActionReply> {
         auto& st = self->state;
         const std::string id = st.s.record.id;
         if (st.finished || st.stopping || st.cancelling)
-          return "error: search " + id + " is already stopping or finished (" +
-                 (st.cancelling ? std::string("cancelled from the console") : st.stop_reason) + ")";
+          return ActionReply::refused(
+              Errc::failed, "search " + id + " is already stopping or finished (" +
+                                (st.cancelling ? std::string("cancelled from the console") : st.stop_reason) + ")");
         std::string said;
         if (what == "pause") {
           st.paused = true;
           said = "search " + id + " paused: nothing new is proposed; " + std::to_string(st.in_flight) +
                  " candidate(s) in flight finish";
         } else if (what == "resume") {
-          if (!st.paused) return "search " + id + " was not paused";
+          if (!st.paused) return ActionReply::done("search " + id + " was not paused");
           st.paused = false;
           said = "search " + id + " resumed";
         } else if (what == "cancel") {
@@ -463,23 +464,26 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
           said = "search " + id + " cancelled: it ends once the " + std::to_string(st.in_flight) +
                  " candidate(s) in flight are scored";
         } else {
-          return "error: unknown control '" + what + "' (expected pause, resume or cancel)";
+          return ActionReply::refused(Errc::invalid_argument,
+                                      "unknown control '" + what + "' (expected pause, resume or cancel)");
         }
         // Recorded before it is acknowledged: a node restarted after this answer honours it. (A pause takes
         // effect at once: nothing is proposed while the record is on its way.)
         st.s.record.paused = st.paused;
         StoreBatch b;
         b.searches.push_back(st.s.record);
-        auto rp = self->make_response_promise<std::string>();
+        auto rp = self->make_response_promise<ActionReply>();
         self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(b))
             .then(
                 [self, rp, what, said](Status& ok) mutable {
                   // Answered first: a cancel may end the search, and with it this actor.
-                  rp.deliver(ok ? said : said + " (not recorded: " + ok.message + "; a restart would not remember it)");
+                  rp.deliver(ActionReply::done(
+                      ok ? said : said + " (not recorded: " + ok.message + "; a restart would not remember it)"));
                   act_on_control(self, what);
                 },
                 [self, rp, what, said](caf::error& e) mutable {
-                  rp.deliver(said + " (not recorded: the store actor failed: " + self->system().render(e) + ")");
+                  rp.deliver(ActionReply::done(
+                      said + " (not recorded: the store actor failed: " + self->system().render(e) + ")"));
                   act_on_control(self, what);
                 });
         return rp;

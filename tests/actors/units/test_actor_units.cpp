@@ -113,7 +113,7 @@ device_actor::behavior_type scoring_device(device_actor::pointer) {
 // Records every status push.
 engine_actor::behavior_type watching_engine(engine_actor::pointer, std::shared_ptr<std::vector<SearchStatus>> pushes) {
   return {[pushes](atoms::progress_atom, SearchStatus& s) { pushes->push_back(s); },
-          [](atoms::submit_atom, const std::string&) { return std::string("error: not a node"); },
+          [](atoms::submit_atom, const std::string&) { return ActionReply::refused(Errc::unavailable, "not a node"); },
           [](atoms::tick_atom) {}};
 }
 
@@ -258,7 +258,9 @@ CAF_TEST(a pause from the console is recorded and a search restarted from its st
   };
   run_until([&] { return idle(rig); });
   sched.run();
-  CAF_CHECK(answer<std::string>(h).find("search unit paused") != std::string::npos);
+  const ActionReply paused = answer<ActionReply>(h);
+  CAF_CHECK(paused.status.ok());
+  CAF_CHECK(paused.said.find("search unit paused") != std::string::npos);
   auto rec = st->search("unit");
   CAF_REQUIRE(static_cast<bool>(rec));
   CAF_CHECK(rec->paused);
@@ -281,10 +283,26 @@ CAF_TEST(a pause from the console is recorded and a search restarted from its st
   CAF_CHECK(!again.pushes->back().finished);
   auto r = self->request(resumed, caf::infinite, atoms::control_atom::value, std::string("resume"));
   run_until([&] { return finished(again); });
-  CAF_CHECK(answer<std::string>(r).find("resumed") != std::string::npos);
+  CAF_CHECK(answer<ActionReply>(r).said.find("resumed") != std::string::npos);
   CAF_REQUIRE(finished(again));
   CAF_CHECK_EQUAL(again.pushes->back().evaluated, 8);
   CAF_CHECK(!st->search("unit")->paused);
+}
+
+CAF_TEST(a control the search does not know is refused with its code and the search runs on to its end) {
+  auto st = store();
+  SearchRig rig;
+  auto search = spawn_search_actor(sys, search_setup(sys, rig, st, 8));
+  auto h = self->request(search, caf::infinite, atoms::control_atom::value, std::string("hold"));
+  run_until([&] { return finished(rig); });
+  const ActionReply r = answer<ActionReply>(h);
+  CAF_CHECK(r.status.code == Errc::invalid_argument);
+  CAF_CHECK(r.status.message.find("unknown control 'hold'") != std::string::npos);
+  CAF_CHECK_EQUAL(r.line().rfind("error: unknown control 'hold'", 0), 0u);  // what the console shows
+  CAF_REQUIRE(finished(rig));
+  CAF_CHECK_EQUAL(rig.pushes->back().evaluated, 8);
+  CAF_CHECK(!rig.pushes->back().paused);
+  CAF_CHECK(!st->search("unit")->cancelled);
 }
 
 CAF_TEST(a search cancelled before a restart finishes what it had started and proposes nothing new) {
