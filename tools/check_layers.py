@@ -15,9 +15,11 @@ Floors, lowest first (docs/architecture.md):
 Inside backends/, an interpreter's folder (cpu/, cuda/, python/) includes no other interpreter's folder;
 the shared parts (harness/, process/, reference/, the top-level headers) include none of them, except the
 factory backends/backend.cpp that makes each one.
-The rooms inside a floor: no two rooms of runtime/ (core/, records/, search/, net/, ...) and no two actor
-roles of actors/ (cluster/, engine/, search/, ...; protocol/ is below every role) include each other, and
-actors/protocol/ includes no role.
+The rooms inside a floor: the rooms of runtime/ (core/, records/, search/, net/, ...) and the actor roles of
+actors/ (cluster/, engine/, search/, ...; protocol/ is below every role) include each other in no cycle
+(of two rooms or more: each cycle is reported with the include of every step), and actors/protocol/
+includes no role. From outside actors/ only actors/protocol/ is included (the typed interfaces and the
+ways in: run_search, run_evaluator).
 Every .cpp file under actors/ uses CAF (holds an actor or talks to one): code without actors lives below.
 """
 import os
@@ -57,6 +59,63 @@ def room(path):
     return None
 
 
+def cycles(edges):
+    """The cycles of a graph given as {(from, to): label}: one list of nodes per strongly connected
+    component of two nodes or more (Tarjan), walked as a closed path from its smallest node."""
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, []).append(b)
+        graph.setdefault(b, [])
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(set(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    found = []
+    for comp in comps:
+        start = min(comp)
+        # The shortest way back to `start` inside the component (breadth first), as the cycle to show.
+        prev, queue = {start: None}, [start]
+        end = None
+        while queue and end is None:
+            v = queue.pop(0)
+            for w in sorted(graph[v]):
+                if w not in comp:
+                    continue
+                if w == start:
+                    end = v
+                    break
+                if w not in prev:
+                    prev[w] = v
+                    queue.append(w)
+        path = [end]
+        while prev[path[-1]] is not None:
+            path.append(prev[path[-1]])
+        found.append(list(reversed(path)))
+    return found
+
+
 def check(root):
     errors = []
     room_edges = {}  # (from room, to room) -> first "file:line"
@@ -83,6 +142,8 @@ def check(root):
                             room_edges.setdefault((a, b), where)
                             if a == "actors/protocol" and b.startswith("actors/"):
                                 errors.append("%s (actors/protocol/ is below every actor role)" % where)
+                        if (b or "").startswith("actors/") and b != "actors/protocol" and not path.startswith("actors/"):
+                            errors.append("%s (from outside actors/ only actors/protocol/ is included)" % where)
                         if there[0] > here[0]:
                             errors.append("%s (floor %d reaches up to floor %d)" % (where, here[0], there[0]))
                         elif there[0] == here[0] == 2 and here[1] != there[1]:
@@ -91,9 +152,9 @@ def check(root):
                             mine, theirs = interpreter(path), interpreter(m.group(1))
                             if theirs and theirs != mine:
                                 errors.append("%s (%s borrows from the %s interpreter)" % (where, mine or "shared backend code", theirs))
-    for (a, b), where in sorted(room_edges.items()):
-        if a < b and (b, a) in room_edges:
-            errors.append("%s and %s (rooms %s and %s include each other)" % (where, room_edges[(b, a)], a, b))
+    for cycle in cycles(room_edges):
+        steps = [room_edges[(cycle[i], cycle[(i + 1) % len(cycle)])] for i in range(len(cycle))]
+        errors.append("rooms %s include each other in a cycle: %s" % (" -> ".join(cycle + cycle[:1]), "; ".join(steps)))
     for d, _, files in os.walk(os.path.join(root, "actors")):
         for f in files:
             if f.endswith(".cpp"):

@@ -1,5 +1,5 @@
 #include "runtime/records/backend_kind.hpp"
-#include "actors/cluster/evaluator_node.hpp"
+#include "actors/protocol/run_evaluator.hpp"
 
 #include <caf/all.hpp>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 
 #include <iostream>
 #include <thread>

@@ -14,7 +14,7 @@
 #include <memory>
 #include <optional>
 
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "actors/engine/load_search.hpp"
 #include "actors/protocol/build.hpp"
 #include "actors/protocol/cluster.hpp"

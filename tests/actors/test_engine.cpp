@@ -9,7 +9,7 @@
 #include <set>
 #include <unistd.h>
 
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "knowledge/template_library.hpp"
 #include "runtime/memory/lessons.hpp"
 #include "runtime/operators/null_operator.hpp"

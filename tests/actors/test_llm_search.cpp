@@ -15,7 +15,7 @@
 #include "tests/test_support/skip.hpp"
 #include "tests/test_support/shell.hpp"
 #include "../runtime/llm/fake_llm_server.hpp"
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "runtime/operators/llm_operator.hpp"
 #include "runtime/config/problem_loader.hpp"

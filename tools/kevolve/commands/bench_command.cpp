@@ -12,7 +12,7 @@
 #include <iostream>
 #include <optional>
 
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "tools/kevolve/setup/problem_lookup.hpp"
 #include "runtime/core/host_port.hpp"
 #include "runtime/core/json.hpp"

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "actors/cluster/evaluator_node.hpp"
+#include "actors/protocol/run_evaluator.hpp"
 #include "runtime/net/peer_proof.hpp"
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "tools/kevolve/commands/run_command.hpp"
 #include "runtime/core/host_port.hpp"
 #include "runtime/config/run_config.hpp"

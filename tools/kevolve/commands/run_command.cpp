@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "backends/backend.hpp"
 #include "backends/device_info.hpp"
 #include "knowledge/template_library.hpp"

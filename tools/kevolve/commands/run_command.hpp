@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 
 namespace kevolve::cli {
 

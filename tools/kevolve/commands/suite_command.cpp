@@ -22,7 +22,7 @@
 #include <optional>
 #include <sstream>
 
-#include "actors/engine/engine.hpp"
+#include "actors/protocol/run_search.hpp"
 #include "backends/python/python_backend.hpp"
 #include "knowledge/hardware_profile.hpp"
 #include "tools/kevolve/setup/kernelbench_setup.hpp"

@@ -1,6 +1,8 @@
-// The actor-system bootstrap of one `kevolve run`: opens the store, resumes or starts the search, spawns
-// the store, operator, compile farm, device registry and search actors, reports progress until the
-// search finishes, and shuts everything down. The only place that creates a caf::actor_system.
+// The way into the actors for `kevolve run` and `kevolve node` (what a command includes; the actors
+// themselves are below it): run_search opens the store, resumes or starts the search, spawns the store,
+// operator, compile farm, device registry and search actors, reports progress until the search finishes,
+// and shuts everything down. Implemented by actors/engine/engine.cpp, the only place that creates a
+// caf::actor_system.
 #pragma once
 #include <atomic>
 #include <caf/fwd.hpp>

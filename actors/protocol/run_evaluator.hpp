@@ -1,4 +1,5 @@
-// `kevolve evaluator`: spawns one device actor per device, connects to a coordinator as an evaluator
+// The way into the actors for `kevolve evaluator` (implemented by actors/cluster/evaluator_node.cpp):
+// spawns one device actor per device, connects to a coordinator as an evaluator
 // (runtime/net/cluster_link.hpp: both sides prove the evaluator key), registers the devices, and serves evaluations until stopped. When the coordinator goes away (killed,
 // restarted, the network cut) it reconnects by itself with back-off (1 s doubling to 30 s) and registers
 // again; a refused proof (wrong secret) ends it.
