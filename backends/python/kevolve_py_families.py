@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """kevolve's kernel families for KernelBench-format problems (trusted side, like kevolve_py_eval.py).
 
 What it does: traces a problem's `Model`, decides whether what it computes belongs to a family this module
@@ -34,13 +33,15 @@ itself runs then, which records the branch its shapes take). The graph is specia
 problem's own inputs where the module computes with shapes (views to constant sizes); the kernels themselves
 read every size at run time.
 
-Command line (one JSON object on stdout, exit status 0 unless the arguments are wrong):
-  kevolve_py_families.py --problem FILE
+Command line: kevolve_py_families_cli.py (one JSON object on stdout, exit status 0 unless the arguments are
+wrong). This module is the analysis only; kevolve_py_families_gen.py generates from it and the command line
+uses both, so neither of the two imports the other's importer.
+  kevolve_py_families_cli.py --problem FILE
       {"family": "...", "reason": "...", "graph": "<short description>", "space": {param: [values...]},
        "defaults": {param: value}}            ("family": "" when none; "reason" says why)
       space/defaults are the CUDA search space; with a family the object also has "cpu_space",
       "cpu_defaults" and "layout" (pointwise, inner, outer, scan_inner or scan_outer).
-  kevolve_py_families.py --problem FILE --backend cuda|cpu --params JSON
+  kevolve_py_families_cli.py --problem FILE --backend cuda|cpu --params JSON
       {"source": "<a complete KernelBench ModelNew python file>", "params": {...}}   or   {"error": "..."}
       JSON: a dict of search parameters; missing ones take their defaults (the answer's "params" are the
       ones used), unknown ones or values outside the space are an error.
@@ -67,12 +68,9 @@ Search parameters (space depends on the family's layout; the CPU space is smalle
         online, bias and cl (as above).
 Every candidate is verified like any other: a wrong kernel costs an evaluation, never correctness.
 """
-import argparse
 import importlib.util
-import json
 import math
 import os
-import sys
 
 import torch
 import torch.fx as torch_fx
@@ -1510,32 +1508,3 @@ def analyse(problem_path, overrides=None):
         an.how, an.family, list(an.prog.domain), "" if an.prog.rset is None else ", reducing dims %s" % sorted(an.prog.rset))
     return res
 
-
-# ---- code generation ---------------------------------------------------------------------------------------
-
-
-
-def main():
-    ap = argparse.ArgumentParser(description="Kernel families of a KernelBench-format problem: match, or generate a ModelNew.")
-    ap.add_argument("--problem", required=True)
-    ap.add_argument("--backend", choices=["cuda", "cpu"])
-    ap.add_argument("--params", help="JSON dict of search parameters")
-    a = ap.parse_args()
-    torch.set_num_threads(1)
-    if a.backend is None:
-        print(json.dumps(analyse(a.problem)))
-        return 0
-    try:
-        params = json.loads(a.params) if a.params else {}
-        if not isinstance(params, dict):
-            raise ValueError("--params must be a JSON object")
-        from kevolve_py_families_gen import generate  # the generator lives beside this file
-        print(json.dumps(generate(a.problem, a.backend, params)))
-    except Exception as e:
-        print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.path.insert(0, HERE)
-    sys.exit(main())

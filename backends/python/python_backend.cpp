@@ -257,7 +257,7 @@ Expected<FamilyAnalysis> analyse_families(const std::string& problem_file) {
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   auto ran =
-      run_script_json("kevolve_py_families.py", {"--problem", problem_file}, problem_file, "the family analysis");
+      run_script_json("kevolve_py_families_cli.py", {"--problem", problem_file}, problem_file, "the family analysis");
   if (!ran) return R::failure(ran.status());
   const std::string& json = *ran;
   FamilyAnalysis a;
@@ -288,7 +288,7 @@ Expected<GeneratedKernel> generate_family_kernel(const std::string& problem_file
   }
   arg += "}";
   auto ran =
-      run_script_json("kevolve_py_families.py", {"--problem", problem_file, "--backend", backend, "--params", arg},
+      run_script_json("kevolve_py_families_cli.py", {"--problem", problem_file, "--backend", backend, "--params", arg},
                       problem_file, "the kernel generator");
   if (!ran) return R::failure(ran.status());
   const std::string& json = *ran;

@@ -29,13 +29,13 @@ ProblemSpec kernelbench_problem(const std::string& path);
 Expected<FamilyMatch> match_family(const std::string& problem_file, const std::string& device = "cpu");
 
 // The kernel family of the problem's traced graph and the generator's search spaces
-// (backends/python/kevolve_py_families.py --problem FILE). family is "" when none fits, with the reason. The
+// (backends/python/kevolve_py_families_cli.py --problem FILE). family is "" when none fits, with the reason. The
 // answer is kept per problem file (its path, size and modification time) for the life of the process. An error
 // when the script could not run or gave no readable answer (the message names the file).
 Expected<FamilyAnalysis> analyse_families(const std::string& problem_file);
 
 // A complete ModelNew file running the kernel generated for the problem's family on `backend` (cpu | cuda) at
-// `params` (a point of the family's space; missing parameters take their defaults): kevolve_py_families.py
+// `params` (a point of the family's space; missing parameters take their defaults): kevolve_py_families_cli.py
 // --backend B --params JSON. `space` tells which parameters are strings. An error carries the generator's.
 struct GeneratedKernel {
   std::string source;

@@ -382,7 +382,7 @@ def test_cuda_sources():
 # ---- 5. the command line -------------------------------------------------------------------------------
 
 def test_cli():
-    tool = os.path.join(PY, "kevolve_py_families.py")
+    tool = os.path.join(PY, "kevolve_py_families_cli.py")
     out = subprocess.run([sys.executable, tool, "--problem", problem_path("19")], capture_output=True, text=True, timeout=120)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     check(set(["family", "reason", "graph", "space", "defaults"]) <= set(r) and r["family"] == "normalization",
