@@ -168,7 +168,6 @@ struct ProblemResult {
   EvalResult reference;
   std::string family;             // the kernel template family ("" = none)
   std::string generated, reason;  // the generated kernels' family ("" = none) and how it was found or why none was
-  bool family_known = true;       // false for a result kept by an earlier kevolve, which did not record them
   std::string error;              // why the problem was not searched
   int evaluated = 0;
   ArmResult kernel, framework;
@@ -176,10 +175,7 @@ struct ProblemResult {
 
 // The table's family column: the generated kernels' family, or why none was found ("|" kept out of the cell).
 std::string family_cell(const ProblemResult& p) {
-  std::string cell = !p.family_known        ? "not recorded (an earlier result)"
-                     : !p.generated.empty() ? p.generated
-                     : p.reason.empty()     ? "–"
-                                            : "none: " + p.reason;
+  std::string cell = !p.generated.empty() ? p.generated : p.reason.empty() ? "–" : "none: " + p.reason;
   std::string out;
   for (char ch : cell) {
     if (ch == '|') out += '\\';
