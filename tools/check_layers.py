@@ -9,7 +9,7 @@ Floors, lowest first (docs/architecture.md):
   0 runtime/core
   1 runtime/records
   2 storage/  knowledge/  backends/      (three siblings: none includes another)
-  3 runtime/{search,memory,llm,config,operators,export,net,views,dashboard}
+  3 runtime/{search,memory,llm,config,operators,export,net,views,dashboard,resume}
   4 actors/
   5 tools/
 Inside backends/, an interpreter's folder (cpu/, cuda/, python/) includes no other interpreter's folder;
@@ -31,7 +31,7 @@ FLOORS = [
     ("storage/", 2), ("knowledge/", 2), ("backends/", 2),
     ("runtime/search/", 3), ("runtime/memory/", 3), ("runtime/llm/", 3), ("runtime/config/", 3),
     ("runtime/operators/", 3), ("runtime/export/", 3), ("runtime/net/", 3), ("runtime/views/", 3),
-    ("runtime/dashboard/", 3),
+    ("runtime/dashboard/", 3), ("runtime/resume/", 3),
     ("actors/", 4), ("tools/", 5),
 ]
 SIBLINGS = ("storage/", "knowledge/", "backends/")

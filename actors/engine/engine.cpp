@@ -94,18 +94,18 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
   if (!first) return R::failure(first.status());
   // Paused from the console or the dashboard before it stopped: a node or a served run keeps it paused (it
   // is resumed there); a plain run has nothing to resume it from, so it runs again, and says so.
-  if (first->setup.record.paused && !first->setup.record.finished) {
+  if (first->plan.record.paused && !first->plan.record.finished) {
     if (cl || options.dashboard) {
       log::info("") << "search " << config.search_id
                 << " was paused before it stopped and stays paused: resume it from the console or the dashboard";
     } else {
       log::info("") << "search " << config.search_id
                 << " was paused from the console before it stopped; this run resumes it\n";
-      first->setup.record.paused = false;
+      first->plan.record.paused = false;
     }
   }
   const bool more_to_do = cl && (!cl->more.empty() || cl->stay);
-  if (first->setup.record.finished && !more_to_do)
+  if (first->plan.record.finished && !more_to_do)
     return stored_status(*first);  // nothing to do: report what is stored
 
   caf::actor_system_config cfg;
@@ -140,7 +140,7 @@ Expected<SearchStatus> run_search(const RunConfig& config, const ProblemSpec& sp
     if (!opened_dash) return R::failure(opened_dash.status());
     dash = std::move(*opened_dash);
   }
-  if (first->setup.record.finished) {
+  if (first->plan.record.finished) {
     start.first_stored = stored_status(*first);
   } else {
     start.first = std::move(*first);

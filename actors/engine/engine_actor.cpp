@@ -9,6 +9,7 @@
 #include "actors/deep_search/deep_search_actor.hpp"
 #include "actors/memory/memory_actor.hpp"
 #include "actors/operator/operator_actor.hpp"
+#include "actors/search/search_actor.hpp"
 #include "runtime/records/backend_kind.hpp"
 #include "runtime/records/records_codec.hpp"
 #include "runtime/core/log.hpp"
@@ -48,7 +49,7 @@ void start_search(Self self, LoadedSearch loaded, std::shared_ptr<Operator> op, 
   auto& sh = self->state.sh;
   auto& sys = self->system();
   auto r = std::make_shared<RunningSearch>();
-  SearchSetup& setup = loaded.setup;
+  SearchSetup setup(std::move(loaded.plan));
   r->config = setup.config;
   r->spec = setup.spec;
   r->first = first;
@@ -93,12 +94,12 @@ ActionReply add_search(Self self, PreparedSearch p, bool submitted) {
       return ActionReply::refused(Errc::busy, "search " + p.config.search_id + " is already running");
   auto l = load_search(st.sh.store, p.config, p.spec, *p.op);
   if (!l) return ActionReply::refused(l.status());
-  if (l->setup.record.finished)
+  if (l->plan.record.finished)
     return ActionReply::refused(
         Errc::invalid_argument,
-        "search " + p.config.search_id + " is finished in this node's store (" + l->setup.record.stop_reason + ")");
+        "search " + p.config.search_id + " is finished in this node's store (" + l->plan.record.stop_reason + ")");
   const std::string what = "search " + p.config.search_id + " on " + p.spec.name + " (" + p.config.backend + ")";
-  l->setup.record.submitted = l->setup.record.submitted || submitted;
+  l->plan.record.submitted = l->plan.record.submitted || submitted;
   start_search(self, std::move(*l), p.op, false);
   return ActionReply::done("started " + what);
 }

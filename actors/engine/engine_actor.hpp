@@ -15,10 +15,11 @@
 #include <optional>
 
 #include "actors/protocol/run_search.hpp"
-#include "actors/engine/load_search.hpp"
+#include "runtime/resume/load_search.hpp"
 #include "actors/protocol/build.hpp"
 #include "actors/protocol/cluster.hpp"
 #include "actors/protocol/engine.hpp"
+#include "actors/protocol/store.hpp"
 
 namespace kevolve {
 

@@ -6,8 +6,8 @@
 //   scored ─► graph + store + strategy.observe ─► stop? ─► fill
 //   finished when stopping (or the strategy has nothing left) and nothing is in flight
 #pragma once
-#include <map>
 #include <memory>
+#include <utility>
 
 #include "actors/protocol/build.hpp"
 #include "actors/protocol/device.hpp"
@@ -16,27 +16,15 @@
 #include "actors/protocol/search.hpp"
 #include "actors/protocol/store.hpp"
 #include "actors/protocol/memory.hpp"
-#include "runtime/operators/operator.hpp"
-#include "runtime/records/problem.hpp"
-#include "runtime/config/run_config.hpp"
-#include "runtime/search/strategy.hpp"  // StoredNodes
+#include "runtime/resume/search_plan.hpp"
 
 namespace kevolve {
 
-struct SearchSetup {
-  RunConfig config;
-  ProblemSpec spec;
-  SearchRecord record;                       // new, or as stored (resume)
-  std::vector<NodeRecord> nodes;             // as stored (resume), where stored_nodes is not given
-  StoredNodes stored_nodes;                  // resume: reads the stored nodes one at a time (load_stored)
-  std::map<uint64_t, Candidate> unfinished;  // sources of stored nodes that were never scored
-  bool keep_context = false;                 // the operator wants sources and reports (LLM)
-  size_t operator_window = 0;                // the operator's Operator::history_window() (0 = every node)
-  // The operator's concurrency() when its make() blocks (LLM calls): proposals then go one per request, up to
-  // this many at once, so each child returns as soon as its reply does. 0: batched, two requests at most.
-  int operator_lanes = 0;
-  std::shared_ptr<ParamIndex> params;        // shared with the operator actor's graph (this process); none: its own
-  std::map<uint64_t, NodeContext> contexts;  // as stored (resume), when keep_context
+// The search's plan (runtime/resume/search_plan.hpp, what load_search reads from the store) and the actors it
+// talks to.
+struct SearchSetup : SearchPlan {
+  SearchSetup() = default;
+  explicit SearchSetup(SearchPlan plan) : SearchPlan(std::move(plan)) {}
   store_actor store;
   operator_actor op;
   build_actor builds;

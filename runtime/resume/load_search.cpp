@@ -1,4 +1,4 @@
-#include "actors/engine/load_search.hpp"
+#include "runtime/resume/load_search.hpp"
 
 #include <cstdlib>
 #include <algorithm>
@@ -58,7 +58,7 @@ Expected<std::optional<SearchRecord>> rebuild_lost_record(Store& store, const Ru
   return std::optional<SearchRecord>{std::move(r)};
 }
 
-// An unscored node is evaluated again from its stored source (into l.setup.unfinished). A source that cannot be
+// An unscored node is evaluated again from its stored source (into l.plan.unfinished). A source that cannot be
 // read (a damaged store) stops the resume; one that is gone (lost by a repair) is never evaluated as an empty
 // kernel: the node is scored harness_error saying so, in the store too (and in l.counts), and named in the log.
 Status requeue_unscored(Store& store, const RunConfig& config, const ProblemSpec& spec,
@@ -89,7 +89,7 @@ Status requeue_unscored(Store& store, const RunConfig& config, const ProblemSpec
     c.entry = spec.entry;
     c.parameters = n.params;
     c.provenance = "resumed";
-    l.setup.unfinished[n.id] = c;
+    l.plan.unfinished[n.id] = c;
   }
   if (!lost.empty()) {
     log::warn("") << "store " << config.store << ": search " << config.search_id << ": " << lost.size()
@@ -98,6 +98,83 @@ Status requeue_unscored(Store& store, const RunConfig& config, const ProblemSpec
                   << id_list(lost);
     if (auto w = store.write(lost_batch); !w)
       return Status::failure(w.code, "store " + config.store + ": marking the nodes whose source was lost: " + w.message);
+  }
+  return Status::success();
+}
+
+// A stored search taken up again (its record already in l.plan.record): the counts and the best of its nodes,
+// the operator's contexts, the sources of the nodes never scored (l.plan.unfinished) and the reader of its
+// nodes for the search actor (l.plan.stored_nodes). A node or an artifact that cannot be read stops it.
+Status resume_stored(const std::shared_ptr<Store>& stored, const RunConfig& config, const ProblemSpec& spec,
+                     Operator& op, LoadedSearch& l) {
+  Store& store = *stored;
+  SearchPlan& plan = l.plan;
+  // One pass over the stored nodes that keeps only those not scored yet (to be evaluated again): the counts,
+  // the best, and the operator's context (sources, reports, timings of the scored nodes). An artifact that is
+  // absent is context lost, one that cannot be read is a damaged store: the resume stops and names it. The
+  // search actor reads the nodes again, one at a time, into its graph (plan.stored_nodes).
+  Status damaged;
+  auto read = [&](uint64_t id, const char* kind) -> std::optional<std::string> {
+    auto a = store.artifact(config.search_id, id, kind);
+    if (a) return *a;
+    if (a.code() != Errc::not_found && damaged.ok())
+      damaged = Status::failure(
+          a.code(), "the " + std::string(kind) + " of node " + std::to_string(id) + " cannot be read: " + a.error());
+    return std::nullopt;
+  };
+  std::vector<NodeRecord> unscored;
+  const Status unreadable = store.each_node(config.search_id, false, [&](NodeRecord& n) {
+    l.counts.add(n);
+    if (n.correct() && n.fitness > l.best_fitness) {
+      l.best_fitness = n.fitness;
+      l.best_node = n.id;
+    }
+    if (op.needs_context() && damaged.ok()) {
+      NodeContext& c = plan.contexts[n.id];
+      c.id = n.id;
+      if (auto src = read(n.id, "source")) c.source = *src;
+      auto log = read(n.id, "compile_log");
+      auto rep = read(n.id, "report");
+      c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
+      if (auto timing = read(n.id, "timing")) c.peak_gbps = peak_gbps_of(*timing);
+    }
+    if (!n.scored()) unscored.push_back(std::move(n));
+  });
+  if (!unreadable)
+    return Status::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
+                                                "' cannot be resumed: " + unreadable.message +
+                                                "; refusing to continue without them (their ids would be reused)");
+  if (!damaged.ok())
+    return Status::failure(damaged.code, "store " + config.store + ": search '" + config.search_id +
+                                             "' cannot be resumed: " + damaged.message + " (kevolve store verify " +
+                                             config.store +
+                                             " names every damaged record; kevolve store repair salvages the rest)");
+  const int64_t scored = l.counts.evaluated;
+  // A search that ended on its evaluation budget continues when the config now allows more evaluations:
+  // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).
+  if (plan.record.finished && plan.record.stop_reason.rfind("evaluation budget", 0) == 0 &&
+      config.budget.max_evaluations > scored) {
+    log::info("") << "search " << config.search_id << " ended on its " << plan.record.stop_reason << " with " << scored
+                  << " evaluated; the budget is now " << config.budget.max_evaluations
+                  << ": continuing from its stored graph\n";
+    plan.record.finished = false;
+    plan.record.stop_reason.clear();
+  }
+  if (Status q = requeue_unscored(store, config, spec, unscored, l); !q) return q;
+  // Scored nodes are kept, never evaluated again; the nodes not scored when the search stopped are
+  // evaluated now — again for those whose verdict had come but was not stored yet. They are named.
+  std::vector<uint64_t> again;
+  for (auto& n : unscored)
+    if (!n.scored()) again.push_back(n.id);
+  const std::string id = config.search_id;
+  plan.stored_nodes = [stored, id](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
+    return stored->each_node(id, newest_first, visit);
+  };
+  if (!plan.record.finished && (scored > 0 || !again.empty())) {
+    auto line = log::info("");
+    line << "resuming search " << config.search_id << ": " << scored << " scored nodes kept";
+    if (!again.empty())
+      line << "; " << again.size() << " not scored when it stopped are evaluated again: nodes " << id_list(again);
   }
   return Status::success();
 }
@@ -136,90 +213,24 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
     if (is_new && config.warm_start)
       if (auto how = op.warm_start(l.lessons); !how.empty()) log::info("") << "warm start: " << how ;
   }
-  SearchSetup& setup = l.setup;
-  setup.keep_context = op.needs_context();
-  setup.operator_window = op.history_window();
-  setup.operator_lanes = op.blocks() ? std::max(1, op.concurrency()) : 0;
-  setup.config = config;
-  setup.config.strategy.repair = op.can_repair();  // failed nodes go back to operators that can fix them
-  setup.spec = spec;
+  SearchPlan& plan = l.plan;
+  plan.keep_context = op.needs_context();
+  plan.operator_window = op.history_window();
+  plan.operator_lanes = op.blocks() ? std::max(1, op.concurrency()) : 0;
+  plan.config = config;
+  plan.config.strategy.repair = op.can_repair();  // failed nodes go back to operators that can fix them
+  plan.spec = spec;
   if (existing || rebuilt) {
     if (existing && existing->problem != spec.name)
       return R::failure("store " + config.store + ": search '" + config.search_id + "' is for problem '" +
                         existing->problem + "', not '" + spec.name + "' (choose another [search] id or store)");
-    setup.record = existing ? *existing : *rebuilt;
-    // One pass over the stored nodes that keeps only those not scored yet (to be evaluated again): the counts,
-    // the best, and the operator's context (sources, reports, timings of the scored nodes). An artifact that is
-    // absent is context lost, one that cannot be read is a damaged store: the resume stops and names it. The
-    // search actor reads the nodes again, one at a time, into its graph (setup.stored_nodes).
-    Status damaged;
-    auto read = [&](uint64_t id, const char* kind) -> std::optional<std::string> {
-      auto a = store.artifact(config.search_id, id, kind);
-      if (a) return *a;
-      if (a.code() != Errc::not_found && damaged.ok())
-        damaged = Status::failure(
-            a.code(), "the " + std::string(kind) + " of node " + std::to_string(id) + " cannot be read: " + a.error());
-      return std::nullopt;
-    };
-    std::vector<NodeRecord> unscored;
-    const Status unreadable = store.each_node(config.search_id, false, [&](NodeRecord& n) {
-      l.counts.add(n);
-      if (n.correct() && n.fitness > l.best_fitness) {
-        l.best_fitness = n.fitness;
-        l.best_node = n.id;
-      }
-      if (op.needs_context() && damaged.ok()) {
-        NodeContext& c = setup.contexts[n.id];
-        c.id = n.id;
-        if (auto src = read(n.id, "source")) c.source = *src;
-        auto log = read(n.id, "compile_log");
-        auto rep = read(n.id, "report");
-        c.report = n.status == EvalStatus::compile_error && log ? *log : (rep ? *rep : "");
-        if (auto timing = read(n.id, "timing")) c.peak_gbps = peak_gbps_of(*timing);
-      }
-      if (!n.scored()) unscored.push_back(std::move(n));
-    });
-    if (!unreadable)
-      return R::failure(unreadable.code, "store " + config.store + ": search '" + config.search_id +
-                                             "' cannot be resumed: " + unreadable.message +
-                                             "; refusing to continue without them (their ids would be reused)");
-    if (!damaged.ok())
-      return R::failure(damaged.code, "store " + config.store + ": search '" + config.search_id +
-                                          "' cannot be resumed: " + damaged.message + " (kevolve store verify " +
-                                          config.store +
-                                          " names every damaged record; kevolve store repair salvages the rest)");
-    const int64_t scored = l.counts.evaluated;
-    // A search that ended on its evaluation budget continues when the config now allows more evaluations:
-    // from its stored graph, its strategy rebuilt from it (the user raised the budget to get further).
-    if (setup.record.finished && setup.record.stop_reason.rfind("evaluation budget", 0) == 0 &&
-        config.budget.max_evaluations > scored) {
-      log::info("") << "search " << config.search_id << " ended on its " << setup.record.stop_reason << " with "
-                << scored << " evaluated; the budget is now " << config.budget.max_evaluations
-                << ": continuing from its stored graph\n";
-      setup.record.finished = false;
-      setup.record.stop_reason.clear();
-    }
-    if (Status q = requeue_unscored(store, config, spec, unscored, l); !q) return R::failure(q);
-    // Scored nodes are kept, never evaluated again; the nodes not scored when the search stopped are
-    // evaluated now — again for those whose verdict had come but was not stored yet. They are named.
-    std::vector<uint64_t> again;
-    for (auto& n : unscored)
-      if (!n.scored()) again.push_back(n.id);
-    const std::string id = config.search_id;
-    setup.stored_nodes = [stored, id](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
-      return stored->each_node(id, newest_first, visit);
-    };
-    if (!setup.record.finished && (scored > 0 || !again.empty())) {
-      auto line = log::info("");
-      line << "resuming search " << config.search_id << ": " << scored << " scored nodes kept";
-      if (!again.empty())
-        line << "; " << again.size() << " not scored when it stopped are evaluated again: nodes " << id_list(again);
-    }
+    plan.record = existing ? *existing : *rebuilt;
+    if (Status resumed = resume_stored(stored, config, spec, op, l); !resumed) return R::failure(resumed);
   } else {
-    setup.record.id = config.search_id;
-    setup.record.problem = spec.name;
-    setup.record.strategy = config.strategy.name;
-    setup.record.config_text = config.text;
+    plan.record.id = config.search_id;
+    plan.record.problem = spec.name;
+    plan.record.strategy = config.strategy.name;
+    plan.record.config_text = config.text;
   }
   return l;
 }
@@ -227,9 +238,9 @@ Expected<LoadedSearch> load_search(const std::shared_ptr<Store>& stored, const R
 // The status of a search the store holds as finished.
 SearchStatus stored_status(const LoadedSearch& l) {
   SearchStatus s;
-  s.search = l.setup.record.id;
+  s.search = l.plan.record.id;
   s.finished = true;
-  s.stop_reason = l.setup.record.stop_reason;
+  s.stop_reason = l.plan.record.stop_reason;
   s.evaluated = l.counts.evaluated;
   s.correct = l.counts.correct;
   s.failed = l.counts.failed;
