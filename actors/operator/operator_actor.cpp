@@ -52,14 +52,7 @@ struct LaneState {
 // operator asks for is retrieved first (this blocks: the caller runs on a thread of its own).
 MakeReply make_child(caf::actor_system& sys, Operator& op, const deep_search_actor& deep, const SearchGraph& g,
                      const MakeRequest& q, std::atomic<uint64_t>& retrieval_failures) {
-  OperatorContext ctx;
-  for (size_t k = 0; k < q.parents.size(); ++k)
-    ctx.parents.push_back({q.parents[k].id, k < q.parent_sources.size() ? q.parent_sources[k] : "",
-                           k < q.parent_reports.size() ? q.parent_reports[k] : "",
-                           k < q.parent_peak_gbps.size() ? q.parent_peak_gbps[k] : 0});
-  for (size_t k = 0; k < q.best_ids.size(); ++k)
-    ctx.best.push_back({q.best_ids[k], k < q.best_sources.size() ? q.best_sources[k] : "", "", 0});
-  ctx.device = {q.device, q.device_sms, q.device_l2_bytes, q.device_gbps};
+  OperatorContext ctx{.parents = q.parent_contexts, .best = q.best, .device = q.device};
   if (deep) {
     const KbQuery kq = op.knowledge_query(q.proposal, g, ctx);
     if (!kq.text.empty()) {

@@ -10,6 +10,7 @@
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/eval_request.hpp"
 #include "runtime/records/node.hpp"
+#include "runtime/records/node_context.hpp"
 #include "runtime/search/strategy.hpp"
 #include "runtime/records/store_batch.hpp"
 #include "runtime/records/device_info.hpp"
@@ -39,16 +40,11 @@ struct MakeRequest {
   std::vector<NodeRecord> known;  // nodes created since the previous request of this search (so the
                                   // operator can avoid re-proposing a kernel the search already has)
   uint64_t seed = 0;              // the operator's randomness for this child, drawn from the search's RNG
-  // For operators that need context (LLM): sources, reports and the measured copy bandwidth of the
-  // parents' devices; the best k kernels (best first); the device of the latest verdict (OperatorContext).
-  std::vector<std::string> parent_sources, parent_reports;
-  std::vector<double> parent_peak_gbps;
-  std::vector<uint64_t> best_ids;
-  std::vector<std::string> best_sources;
-  std::string device;
-  int32_t device_sms = 0;
-  int64_t device_l2_bytes = 0;
-  double device_gbps = 0;
+  // For operators that need context (LLM), else empty (OperatorContext): the parents' contexts in the
+  // proposal's parent order, the best k kernels (best first, their sources), the device of the latest verdict.
+  std::vector<NodeContext> parent_contexts;
+  std::vector<NodeContext> best;
+  EvaluatingDevice device;
 };
 
 // operator -> search.

@@ -67,9 +67,16 @@ typename F::result_type inspect(F& f, StoreBatch& x) {
 }
 template <class F>
 typename F::result_type inspect(F& f, MakeRequest& x) {
-  return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed, x.parent_sources,
-           x.parent_reports, x.parent_peak_gbps, x.best_ids, x.best_sources, x.device, x.device_sms, x.device_l2_bytes,
-           x.device_gbps);
+  return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed, x.parent_contexts,
+           x.best, x.device);
+}
+template <class F>
+typename F::result_type inspect(F& f, NodeContext& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("NodeContext"), m...); });
+}
+template <class F>
+typename F::result_type inspect(F& f, EvaluatingDevice& x) {  // fields: runtime/records/fields.hpp
+  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvaluatingDevice"), m...); });
 }
 template <class F>
 typename F::result_type inspect(F& f, MakeReply& x) {

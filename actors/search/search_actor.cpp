@@ -263,20 +263,14 @@ void fill(Self self) {
     for (auto id : p.parents) {
       q.parents.push_back(*st.graph.find(id));  // held: a bounded strategy keeps() the nodes it proposes from
       if (st.s.keep_context) {
-        q.parent_sources.push_back(st.s.contexts[id].source);
-        q.parent_reports.push_back(st.s.contexts[id].report);
-        q.parent_peak_gbps.push_back(st.s.contexts[id].peak_gbps);
+        NodeContext& c = st.s.contexts[id];
+        q.parent_contexts.push_back({id, c.source, c.report, c.peak_gbps});
       }
     }
     if (st.s.keep_context) {
-      for (auto b : st.graph.best_k(static_cast<size_t>(std::max(1, st.s.config.llm.best_k)))) {
-        q.best_ids.push_back(b);
-        q.best_sources.push_back(st.s.contexts[b].source);
-      }
-      q.device = st.device.name;
-      q.device_sms = st.device.sms;
-      q.device_l2_bytes = st.device.l2_bytes;
-      q.device_gbps = st.device.copy_gbps;
+      for (auto b : st.graph.best_k(static_cast<size_t>(std::max(1, st.s.config.llm.best_k))))
+        q.best.push_back({b, st.s.contexts[b].source, "", 0});
+      q.device = st.device;
     }
     q.seed = st.rng();
     batch.push_back(std::move(q));

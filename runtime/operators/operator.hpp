@@ -8,6 +8,7 @@
 #include "runtime/core/expected.hpp"
 #include "runtime/memory/lessons.hpp"
 #include "runtime/records/candidate.hpp"
+#include "runtime/records/node_context.hpp"
 #include "runtime/search/strategy.hpp"
 
 namespace kevolve {
@@ -18,24 +19,8 @@ struct Offspring {
   std::string prompt, reply;  // LLM operators: what was asked and answered (stored with the node)
 };
 
-// What an operator may know about a node beyond its record: its source, the evaluator's report, and the
-// copy bandwidth the device that evaluated it measured (EvalResult::peak_gbps; 0 = unknown).
-struct NodeContext {
-  uint64_t id = 0;
-  std::string source, report;
-  double peak_gbps = 0;
-};
-
-// The device that gave the search's latest verdict, as it described itself (EvalResult: device, sms,
-// l2_bytes, peak_gbps). Empty name = no verdict yet.
-struct EvaluatingDevice {
-  std::string name;      // e.g. "NVIDIA H200 (sm_90)" or the CPU model
-  int32_t sms = 0;       // GPU multiprocessors (0 = not a GPU, or unknown)
-  int64_t l2_bytes = 0;  // GPU L2 cache
-  double copy_gbps = 0;  // its measured copy bandwidth
-};
-
 // Context an operator may use (LLM operators do; the template operator needs only the parents' records).
+// Operators that do not need context (needs_context() false) get no parents, best or device.
 struct OperatorContext {
   std::vector<NodeContext> parents;  // in the proposal's parent order
   std::vector<NodeContext> best;     // the best correct kernels so far, best first ([llm] best_k of them)

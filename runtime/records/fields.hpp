@@ -13,6 +13,7 @@
 #include "runtime/records/search_status.hpp"
 #include "runtime/records/evaluation.hpp"
 #include "runtime/records/node.hpp"
+#include "runtime/records/node_context.hpp"
 
 namespace kevolve {
 
@@ -94,6 +95,16 @@ template <RecordOf<SearchStatus> T, class F>
 decltype(auto) fields(T& x, F&& f) {
   return f(x.search, x.evaluated, x.in_flight, x.correct, x.failed, x.best_node, x.best_fitness, x.rate, x.finished,
            x.stop_reason, x.save_error, x.paused);
+}
+
+template <RecordOf<NodeContext> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.id, x.source, x.report, x.peak_gbps);
+}
+
+template <RecordOf<EvaluatingDevice> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.name, x.sms, x.l2_bytes, x.copy_gbps);
 }
 
 }  // namespace kevolve

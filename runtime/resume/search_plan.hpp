@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "runtime/config/run_config.hpp"
-#include "runtime/operators/operator.hpp"  // NodeContext
 #include "runtime/records/candidate.hpp"
 #include "runtime/records/node.hpp"
+#include "runtime/records/node_context.hpp"
 #include "runtime/records/problem.hpp"
 #include "runtime/search/graph.hpp"     // ParamIndex
 #include "runtime/search/strategy.hpp"  // StoredNodes
