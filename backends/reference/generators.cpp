@@ -26,6 +26,12 @@ at::ScalarType to_scalar_type(DType d) {
   return at::kFloat;
 }
 
+DType dtype_from(at::ScalarType s) {
+  for (DType d : {DType::float64, DType::int32, DType::int64, DType::bfloat16, DType::float16})
+    if (to_scalar_type(d) == s) return d;
+  return DType::float32;
+}
+
 namespace {
 
 struct GenError {

@@ -10,6 +10,8 @@
 namespace kevolve::reference {
 
 at::ScalarType to_scalar_type(DType d);
+// The DType of a torch scalar type (float32 for any type the specs do not use).
+DType dtype_from(at::ScalarType s);
 
 // Makes every input of `spec` for one shape binding from `seed`. Errors name the input and the problem.
 // With `device` a GPU, the tensors are made there by that device's generator (seeded from `seed`): the same

@@ -17,11 +17,12 @@
 #include "backends/cpu/evaluator/arena.hpp"
 #include "backends/reference/eval_common.hpp"
 #include "backends/reference/generators.hpp"
+#include "backends/reference/reference_data.hpp"
 #include "backends/reference/references.hpp"
 #include "backends/cpu/evaluator/runner_process.hpp"
 #include "backends/harness/stats.hpp"
+#include "backends/harness/judge.hpp"
 #include "backends/harness/verify.hpp"
-#include "runtime/core/expr.hpp"
 #include "runtime/records/records_codec.hpp"
 
 namespace kevolve::cpu {
@@ -36,13 +37,8 @@ struct Slot {
   Call call;
 };
 
-// A verdict found by a check; nullopt means the call passed.
-struct Verdict {
-  EvalStatus status;
-  std::string reason, message, where;
-};
-
-enum class Phase { verify, refill, timed };
+using harness::Phase;
+using harness::Verdict;
 
 using Clock = std::chrono::steady_clock;
 
@@ -105,10 +101,7 @@ class Evaluation {
     const auto t_loaded = Clock::now();
     res_.sandbox = rc.sandbox ? runner_.sandbox() : "off (the isolation detector is switched off)";
 
-    std::vector<std::pair<std::string, ShapeBinding>> shapes;
-    for (size_t i = 0; i < spec_.verify.size(); ++i)
-      shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
-    shapes.push_back({"bench", spec_.bench});
+    const auto shapes = harness::shapes_to_verify(spec_, spec_.bench);
     std::ostringstream verified;  // per shape: its seconds
     verified.precision(3);
     for (size_t s = 0; s < shapes.size(); ++s) {
@@ -132,10 +125,7 @@ class Evaluation {
     res_.status = EvalStatus::ok;
     res_.reason.clear();
     std::ostringstream os;
-    os.precision(4);
-    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate "
-       << res_.candidate.median_ms << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup
-       << "x)";
+    os << harness::correct_message(res_);
     if (ref_starved_ > 0)
       os << "; " << ref_starved_ << " reference calls waited for a CPU (other work on this machine) and count "
          << "their time less those waits";
@@ -148,9 +138,7 @@ class Evaluation {
   bool on(Detector d) const { return opt_.detectors.on(d); }
 
   EvalResult harness_error(const std::string& m) {
-    res_.status = EvalStatus::harness_error;
-    res_.reason = "harness";
-    res_.message = m;
+    harness::apply_harness_error(res_, m);
     return res_;
   }
 
@@ -163,11 +151,7 @@ class Evaluation {
   }
 
   EvalResult finish(const Verdict& v) {
-    res_.status = v.status;
-    res_.reason = v.reason;
-    res_.message = v.message;
-    res_.where = v.where;
-    res_.speedup = 0;
+    harness::apply(res_, v);
     res_.runner_log = runner_.log_tail();
     return res_;
   }
@@ -188,40 +172,14 @@ class Evaluation {
   }
 
   std::optional<Verdict> compute_data(const ShapeBinding& shape, uint64_t seed, Tensors& inputs, Tensors& expected) {
-    auto made = make_inputs(spec_, shape, seed);
-    if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
-    inputs = std::move(*made);
-    Tensors clones = for_reference(inputs);
-    try {
-      for (auto& t : ref_->bind(clones, params_)()) expected.push_back(t.detach().contiguous());
-    } catch (const std::exception& e) {
-      return Verdict{EvalStatus::harness_error, "reference",
-                     "the reference '" + spec_.reference + "' failed: " + e.what(), ""};
-    }
-    if (expected.size() != spec_.outputs.size())
-      return Verdict{EvalStatus::harness_error, "reference",
-                     "the reference returned " + std::to_string(expected.size()) + " outputs, the spec declares " +
-                         std::to_string(spec_.outputs.size()),
-                     ""};
-    for (size_t i = 0; i < expected.size(); ++i)
-      if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
-        expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
+    if (auto f = make_trial_data(spec_, *ref_, params_, shape, seed, at::kCPU, inputs, expected))
+      return Verdict{EvalStatus::harness_error, f->part, f->message, ""};
     return std::nullopt;
   }
 
-  // Clones of `inputs` in the order the reference takes them (matched by name; checked in run()).
-  Tensors for_reference(const Tensors& inputs) const {
-    Tensors out = in_reference_order(inputs);
-    for (auto& t : out) t = t.clone();
-    return out;
-  }
   // `inputs` themselves (the same tensors, no copy) in the order the reference takes them.
   Tensors in_reference_order(const Tensors& inputs) const {
-    Tensors out;
-    for (auto& name : ref_->inputs)
-      for (size_t i = 0; i < spec_.inputs.size(); ++i)
-        if (spec_.inputs[i].name == name) out.push_back(inputs[i]);
-    return out;
+    return reference::in_reference_order(spec_, *ref_, inputs);
   }
 
   // Seed of the data for shape `shape_index` and use `k` (trial, refill, timing set). With fresh_data
@@ -248,23 +206,6 @@ class Evaluation {
     else
       std::memcpy(arena_.at(a.offset), t.data_ptr(), static_cast<size_t>(a.bytes));
     return a;
-  }
-
-  static DType dtype_from(at::ScalarType s) {
-    switch (s) {
-      case at::kDouble:
-        return DType::float64;
-      case at::kInt:
-        return DType::int32;
-      case at::kLong:
-        return DType::int64;
-      case at::kBFloat16:
-        return DType::bfloat16;
-      case at::kHalf:
-        return DType::float16;
-      default:
-        return DType::float32;
-    }
   }
 
   Slot make_slot(Tensors inputs, Tensors expected) {
@@ -303,15 +244,12 @@ class Evaluation {
   // shape saw before (to recognise stale answers).
   std::optional<Verdict> check(const Slot& s, const CallOutcome& o, Phase phase, const std::string& where,
                                const std::vector<const Tensors*>& earlier) {
-    if (o.rc != 0)
-      return Verdict{EvalStatus::runtime_error, "return_code",
-                     "the kernel returned " + std::to_string(o.rc) + " (" + where + ")", where};
+    if (o.rc != 0) return harness::nonzero_return(o.rc, where);
     if (on(Detector::input_mutation))
       for (size_t i = 0; i < s.inputs.size(); ++i) {
         const auto& t = s.call.inputs[i];
         if (std::memcmp(arena_.at(t.offset), s.inputs[i].data_ptr(), static_cast<size_t>(t.bytes)) != 0)
-          return Verdict{EvalStatus::rejected, "input_mutation",
-                         "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
+          return harness::input_mutated(spec_.inputs[i].name, where);
       }
     for (size_t i = 0; i < s.expected.size(); ++i) {
       const auto& t = s.call.outputs[i];
@@ -331,46 +269,17 @@ class Evaluation {
       // Timed runs: every output is checked at positions drawn afresh for each run (verification runs
       // check every element). A candidate that skips or reuses work on more than a sliver of its output is
       // caught; a sliver would not make it measurably faster.
-      auto rep = phase == Phase::timed && n > 4 * kTimedPositions
-                     ? harness::compare_at(arena_.at(t.offset), s.expected[i].data_ptr(), d, drawn_positions(n), how)
-                     : harness::compare(arena_.at(t.offset), s.expected[i].data_ptr(), d, n, how);
-      if (rep.ok) {
-        if (rep.max_abs >= res_.max_abs_err) {
-          res_.max_abs_err = rep.max_abs;
-          res_.where = where + ", output '" + name + "' at " + index_string(s.expected[i], rep.worst);
-        }
-        res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
-        continue;
-      }
-      const std::string at = where + ", output '" + name + "' " + index_string(s.expected[i], rep.worst);
-      const std::string text =
-          harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
-      res_.max_abs_err = std::max(res_.max_abs_err, rep.max_abs);
-      res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
-      if (rep.unwritten)
-        return phase == Phase::timed
-                   ? Verdict{EvalStatus::rejected, "poison",
-                             "in a timed run, " + text + ": the kernel skipped work on buffers it had seen before", at}
-                   : Verdict{EvalStatus::incorrect, "unwritten", text, at};
-      if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
-      if (phase == Phase::timed)
-        return Verdict{EvalStatus::rejected, "timed_outputs",
-                       "a timed run gave wrong results while the verification runs were right: " + text, at};
-      for (auto* e : earlier) {
-        if (!harness::matches(arena_.at(t.offset), (*e)[i].data_ptr(), d, n, tol)) continue;
-        if (phase == Phase::refill)
-          return Verdict{EvalStatus::rejected, "pointer_reuse",
-                         "refilled with new data, the same input buffers gave the answer for their previous data: "
-                         "results are cached by pointer (" +
-                             where + ")",
-                         at};
-        return Verdict{EvalStatus::rejected, "fresh_data",
-                       "the output is the answer for an earlier trial's inputs: the kernel returns stale memory "
-                       "instead of computing (" +
-                           where + ")",
-                       at};
-      }
-      return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
+      const void* got = arena_.at(t.offset);
+      const auto rep = phase == Phase::timed && n > 4 * kTimedPositions
+                           ? harness::compare_at(got, s.expected[i].data_ptr(), d, drawn_positions(n), how)
+                           : harness::compare(got, s.expected[i].data_ptr(), d, n, how);
+      const harness::OutputCheck c{
+          name, where, phase, [&](int64_t flat) { return index_string(s.expected[i], flat); }, [&] {
+            for (auto* e : earlier)
+              if (harness::matches(got, (*e)[i].data_ptr(), d, n, tol)) return true;
+            return false;
+          }};
+      if (auto v = harness::judge_output(rep, c, res_)) return v;
     }
     return std::nullopt;
   }
@@ -544,8 +453,7 @@ class Evaluation {
         if (on(Detector::timed_outputs)) {
           if (auto v = check(*all[i], out[i], Phase::timed, "timed run on the bench shape", {})) return v;
         } else if (out[i].rc != 0) {
-          return Verdict{EvalStatus::runtime_error, "return_code",
-                         "the kernel returned " + std::to_string(out[i].rc) + " in a timed run", ""};
+          return harness::nonzero_return(out[i].rc, "timed run on the bench shape");
         }
         sum += static_cast<double>(out[i].ns);
         late_threads |= out[i].late_threads > 0;
@@ -645,11 +553,7 @@ class Evaluation {
     res_.candidate = harness::summarize(cand, threads_);
     res_.reference = harness::summarize(ref, threads_);
     res_.speedup = res_.candidate.median_ms > 0 ? res_.reference.median_ms / res_.candidate.median_ms : 0;
-    std::string err;
-    const auto bytes = eval_expr(spec_.roofline_bytes, spec_.bench, err);
-    if (bytes && res_.candidate.median_ms > 0) res_.candidate_gbps = *bytes / (res_.candidate.median_ms * 1e-3) / 1e9;
-    if (auto f = eval_expr(spec_.roofline_flops, spec_.bench, err); f && res_.candidate.median_ms > 0)
-      res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
+    const auto bytes = harness::set_achieved_rates(res_, spec_, spec_.bench);
     for (auto& t : sets) release(t.slot);
     sets.clear();  // before the copy below: its buffers take the memory the sets held, not more
     all.clear();
@@ -773,9 +677,7 @@ EvalResult evaluate(const EvalRequest& request, const std::string& runner_path) 
     return Evaluation(request, runner_path).run();
   } catch (const std::exception& e) {
     EvalResult r;
-    r.status = EvalStatus::harness_error;
-    r.reason = "harness";
-    r.message = std::string("evaluator error: ") + e.what();
+    harness::apply_harness_error(r, std::string("evaluator error: ") + e.what());
     return r;
   }
 }

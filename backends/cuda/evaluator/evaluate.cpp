@@ -15,12 +15,13 @@
 #include "backends/cuda/evaluator/device_arena.hpp"
 #include "backends/cuda/evaluator/runner_process.hpp"
 #include "backends/cuda/launch_spec.hpp"
+#include "backends/harness/judge.hpp"
 #include "backends/harness/stats.hpp"
 #include "backends/harness/verify.hpp"
 #include "backends/reference/eval_common.hpp"
 #include "backends/reference/generators.hpp"
+#include "backends/reference/reference_data.hpp"
 #include "backends/reference/references.hpp"
-#include "runtime/core/expr.hpp"
 #include "runtime/records/records_codec.hpp"
 
 namespace kevolve::cuda {
@@ -131,12 +132,8 @@ struct PhaseTimes {
   double reference = 0;  // the reference's timed calls
 };
 
-struct Verdict {
-  EvalStatus status;
-  std::string reason, message, where;
-};
-
-enum class Phase { verify, refill, timed };
+using harness::Phase;
+using harness::Verdict;
 
 class Evaluation {
  public:
@@ -206,10 +203,7 @@ class Evaluation {
     res_.sandbox = h.sandbox;
     const auto loaded = Clock::now();
 
-    std::vector<std::pair<std::string, ShapeBinding>> shapes;
-    for (size_t i = 0; i < spec_.verify.size(); ++i)
-      shapes.push_back({"verify[" + std::to_string(i) + "]", spec_.verify[i]});
-    shapes.push_back({"bench", spec_.bench_for(kBackendName)});
+    const auto shapes = harness::shapes_to_verify(spec_, spec_.bench_for(kBackendName));
     for (size_t i = 0; i < shapes.size(); ++i)
       if (auto v = verify_shape(i, shapes[i].first, shapes[i].second)) return finish(*v);
     res_.shapes = static_cast<int>(shapes.size());
@@ -233,9 +227,7 @@ class Evaluation {
     res_.reason.clear();
     std::ostringstream os;
     os.precision(4);
-    os << "correct on " << res_.shapes << " shapes x " << res_.trials << " trials; candidate "
-       << res_.candidate.median_ms << " ms vs reference " << res_.reference.median_ms << " ms (" << res_.speedup
-       << "x)";
+    os << harness::correct_message(res_);
     if (res_.candidate_gbps > 0 && res_.peak_gbps > 0)
       os << "; " << res_.candidate_gbps << " GB/s = " << 100 * res_.candidate_gbps / res_.peak_gbps
          << "% of the measured copy bandwidth";
@@ -286,9 +278,7 @@ class Evaluation {
   std::string runner_log() { return runner_ ? runner_->log_tail() : ""; }
 
   EvalResult harness_error(const std::string& m) {
-    res_.status = EvalStatus::harness_error;
-    res_.reason = "harness";
-    res_.message = m;
+    harness::apply_harness_error(res_, m);
     return res_;
   }
   EvalResult fail(const RunnerFailure& f, const std::string& during) {
@@ -299,11 +289,7 @@ class Evaluation {
     return res_;
   }
   EvalResult finish(const Verdict& v) {
-    res_.status = v.status;
-    res_.reason = v.reason;
-    res_.message = v.message;
-    res_.where = v.where;
-    res_.speedup = 0;
+    harness::apply(res_, v);
     res_.runner_log = runner_log();
     return res_;
   }
@@ -342,36 +328,18 @@ class Evaluation {
     }
     const auto g0 = Clock::now();
     ++generated_;
-    auto made = make_inputs(spec_, shape, seed, at::Device(at::kCUDA, 0));
-    if (!made) return Verdict{EvalStatus::harness_error, "generator", made.error(), ""};
-    inputs = std::move(*made);
-    try {
-      for (auto& t : ref_->bind(for_reference(inputs, at::kCUDA), params_)())
-        expected.push_back(t.detach().to(at::kCUDA).contiguous());
-    } catch (const std::exception& e) {
-      return Verdict{EvalStatus::harness_error, "reference",
-                     "the reference '" + spec_.reference + "' failed on the GPU: " + e.what(), ""};
-    }
-    if (expected.size() != spec_.outputs.size())
-      return Verdict{EvalStatus::harness_error, "reference",
-                     "the reference returned " + std::to_string(expected.size()) + " outputs, the spec declares " +
-                         std::to_string(spec_.outputs.size()),
-                     ""};
-    for (size_t i = 0; i < expected.size(); ++i)
-      if (expected[i].scalar_type() != to_scalar_type(spec_.outputs[i].dtype))
-        expected[i] = expected[i].to(to_scalar_type(spec_.outputs[i].dtype));
+    if (auto f = make_trial_data(spec_, *ref_, params_, shape, seed, at::Device(at::kCUDA, 0), inputs, expected))
+      return Verdict{EvalStatus::harness_error, f->part, f->message, ""};
     cudaDeviceSynchronize();
     DataCache::instance().put(key, inputs, expected);
     generate_s_ += seconds(g0, Clock::now());
     return std::nullopt;
   }
 
-  // Copies of `inputs` on `device`, in the order the reference takes them (matched by name).
-  Tensors for_reference(const Tensors& inputs, at::Device device) const {
-    Tensors out;
-    for (auto& name : ref_->inputs)
-      for (size_t i = 0; i < spec_.inputs.size(); ++i)
-        if (spec_.inputs[i].name == name) out.push_back(inputs[i].to(device, /*non_blocking=*/false, /*copy=*/true));
+  // Copies of `inputs`, in the order the reference takes them (matched by name).
+  Tensors for_reference(const Tensors& inputs) const {
+    Tensors out = reference::in_reference_order(spec_, *ref_, inputs);
+    for (auto& t : out) t = t.clone();
     return out;
   }
 
@@ -385,12 +353,7 @@ class Evaluation {
     g.bytes = t.numel() * t.element_size();
     g.offset = arena().allocate(g.bytes);
     if (g.offset < 0) throw std::runtime_error("the device arena is full (KEVOLVE_CUDA_ARENA_MB)");
-    g.dtype = static_cast<int32_t>(t.scalar_type() == at::kDouble     ? DType::float64
-                                   : t.scalar_type() == at::kInt      ? DType::int32
-                                   : t.scalar_type() == at::kLong     ? DType::int64
-                                   : t.scalar_type() == at::kBFloat16 ? DType::bfloat16
-                                   : t.scalar_type() == at::kHalf     ? DType::float16
-                                                                      : DType::float32);
+    g.dtype = static_cast<int32_t>(dtype_from(t.scalar_type()));
     for (int64_t d = 0; d < t.dim(); ++d) {
       g.shape.push_back(t.size(d));
       g.strides.push_back(t.stride(d));
@@ -489,8 +452,7 @@ class Evaluation {
         const auto& t = s.call.inputs[i];
         const at::Tensor original = s.inputs[i].cpu();
         if (std::memcmp(download(t.offset, t.bytes).data(), original.data_ptr(), static_cast<size_t>(t.bytes)) != 0)
-          return Verdict{EvalStatus::rejected, "input_mutation",
-                         "the kernel modified its input '" + spec_.inputs[i].name + "' (" + where + ")", where};
+          return harness::input_mutated(spec_.inputs[i].name, where);
       }
     for (size_t i = 0; i < s.expected.size(); ++i) {
       const auto& t = s.call.outputs[i];
@@ -507,40 +469,15 @@ class Evaluation {
       const Tolerance tol = spec_.tolerances.at(d);
       const int64_t n = s.expected[i].numel();
       const at::Tensor expected = s.expected[i].cpu();
-      auto rep = harness::compare(got.data(), expected.data_ptr(), d, n,
-                                  harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
-      if (rep.ok) {
-        if (rep.max_abs >= res_.max_abs_err) {
-          res_.max_abs_err = rep.max_abs;
-          res_.where = where + ", output '" + name + "' at " + index_string(s.expected[i], rep.worst);
-        }
-        res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
-        continue;
-      }
-      const std::string at = where + ", output '" + name + "' " + index_string(s.expected[i], rep.worst);
-      const std::string text =
-          harness::describe(rep, name, index_string(s.expected[i], rep.worst)) + " (" + where + ")";
-      res_.max_abs_err = std::max(res_.max_abs_err, rep.max_abs);
-      res_.max_rel_err = std::max(res_.max_rel_err, rep.max_rel);
-      if (rep.unwritten)
-        return phase == Phase::timed ? Verdict{EvalStatus::rejected, "poison",
-                                               "in a timed run, " + text + ": the kernel skipped work", at}
-                                     : Verdict{EvalStatus::incorrect, "unwritten", text, at};
-      if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
-      if (phase == Phase::timed)
-        return Verdict{EvalStatus::rejected, "timed_outputs",
-                       "a timed run gave wrong results while the verification runs were right: " + text, at};
-      for (auto* e : earlier) {
-        if (!harness::matches(got.data(), (*e)[i].cpu().data_ptr(), d, n, tol)) continue;
-        if (phase == Phase::refill)
-          return Verdict{
-              EvalStatus::rejected, "pointer_reuse",
-              "refilled with new data, the same input buffers gave the answer for their previous data (" + where + ")",
-              at};
-        return Verdict{EvalStatus::rejected, "fresh_data",
-                       "the output is the answer for an earlier trial's inputs (" + where + ")", at};
-      }
-      return Verdict{EvalStatus::incorrect, rep.nonfinite ? "nonfinite" : "mismatch", text, at};
+      const auto rep = harness::compare(got.data(), expected.data_ptr(), d, n,
+                                        harness::CompareOptions{tol, on(Detector::poison), on(Detector::magnitude)});
+      const harness::OutputCheck c{
+          name, where, phase, [&](int64_t flat) { return index_string(s.expected[i], flat); }, [&] {
+            for (auto* e : earlier)
+              if (harness::matches(got.data(), (*e)[i].cpu().data_ptr(), d, n, tol)) return true;
+            return false;
+          }};
+      if (auto v = harness::judge_output(rep, c, res_)) return v;
     }
     return std::nullopt;
   }
@@ -662,7 +599,7 @@ class Evaluation {
     for (size_t i = 0; i < sets.size() && !v; ++i) {
       Tensors in, exp;
       if ((v = make_data(bench, seed_for(index, 2000 + i), in, exp))) break;
-      bound.push_back(ref_->bind(for_reference(in, at::kCUDA), params_));
+      bound.push_back(ref_->bind(for_reference(in), params_));
       v = make_slot(std::move(in), std::move(exp), bench, sets[i]);
     }
     if (!v) v = time_loop(sets, bound);
@@ -745,12 +682,7 @@ class Evaluation {
     if (on(Detector::escaped_work))
       if (auto w = wall_check(all)) return w;
     res_.speedup = res_.candidate.median_ms > 0 ? res_.reference.median_ms / res_.candidate.median_ms : 0;
-    const ShapeBinding& bench = spec_.bench_for(kBackendName);
-    std::string err;
-    if (auto b = eval_expr(spec_.roofline_bytes, bench, err); b && res_.candidate.median_ms > 0)
-      res_.candidate_gbps = *b / (res_.candidate.median_ms * 1e-3) / 1e9;
-    if (auto f = eval_expr(spec_.roofline_flops, bench, err); f && res_.candidate.median_ms > 0)
-      res_.candidate_gflops = *f / (res_.candidate.median_ms * 1e-3) / 1e9;
+    harness::set_achieved_rates(res_, spec_, spec_.bench_for(kBackendName));
     std::ostringstream p;
     p.precision(4);
     p << "device: " << res_.device << ", measured copy bandwidth " << res_.peak_gbps << " GB/s\n";
@@ -834,9 +766,7 @@ EvalResult evaluate(const EvalRequest& request, const std::string& runner_path) 
     return r;
   } catch (const std::exception& e) {
     EvalResult r;
-    r.status = EvalStatus::harness_error;
-    r.reason = "harness";
-    r.message = std::string("evaluator error: ") + e.what();
+    harness::apply_harness_error(r, std::string("evaluator error: ") + e.what());
     return r;
   }
 }

@@ -34,7 +34,10 @@ const char* kLoose = "tests/fixtures/problems/softmax_loose/problem.toml";
 void check_case(const Case& c) {
   const std::string file = std::string("tests/backends/cpu/cheaters/") + c.cheater;
   INFO("cheater " << c.cheater << ", detector " << detector_name(c.detector));
-  const EvalResult caught = eval_file(c.spec, file);
+  // "busy" (the machine too loaded to time on) is no verdict, never a pass: a search evaluates again, and so
+  // does this test, three times at most.
+  EvalResult caught = eval_file(c.spec, file);
+  for (int again = 0; again < 2 && caught.reason == "busy"; ++again) caught = eval_file(c.spec, file);
   INFO("all detectors on: " << status_name(caught.status) << " [" << caught.reason << "] " << caught.message);
   CHECK(caught.status == EvalStatus::rejected);
   CHECK(caught.reason == detector_name(c.detector));
