@@ -1,123 +1,52 @@
-// The project-wide CAF type-ID block: every message type and atom of kevolve, with its `inspect`.
+// The project-wide CAF type-ID block: every message type and atom of kevolve, with its `inspect` (each written
+// from the type's field list).
 // Registered once in the actor-system config (actors/engine/engine.cpp); a type missing here fails
 // at run time when it crosses a network, so every message struct must be listed.
 #pragma once
 #include <caf/all.hpp>
 
+#include "actors/protocol/message_fields.hpp"
 #include "actors/protocol/messages.hpp"
 #include "runtime/records/fields.hpp"
 
 namespace kevolve {
 
-template <class F>
-typename F::result_type inspect(F& f, Status& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("Status"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, Proposal& x) {
-  return f(caf::meta::type_name("Proposal"), x.op, x.parents, x.island);
-}
-template <class F>
-typename F::result_type inspect(F& f, NodeRecord& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("NodeRecord"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, SearchRecord& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("SearchRecord"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, Candidate& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("Candidate"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, BuildResult& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("BuildResult"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, Timing& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("Timing"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, DetectorSet& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("DetectorSet"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, EvalResult& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvalResult"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, EvalOptions& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvalOptions"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, Artifact& x) {
-  return f(caf::meta::type_name("Artifact"), x.node, x.kind, x.text);
-}
-template <class F>
-typename F::result_type inspect(F& f, NodeEntry& x) {
-  return f(caf::meta::type_name("NodeEntry"), x.search, x.node, x.params_stored);
-}
-template <class F>
-typename F::result_type inspect(F& f, ArtifactEntry& x) {
-  return f(caf::meta::type_name("ArtifactEntry"), x.search, x.artifact);
-}
-template <class F>
-typename F::result_type inspect(F& f, StoreBatch& x) {
-  return f(caf::meta::type_name("StoreBatch"), x.searches, x.nodes, x.artifacts);
-}
-template <class F>
-typename F::result_type inspect(F& f, MakeRequest& x) {
-  return f(caf::meta::type_name("MakeRequest"), x.search, x.proposal, x.parents, x.known, x.seed, x.parent_contexts,
-           x.best, x.device);
-}
-template <class F>
-typename F::result_type inspect(F& f, NodeContext& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("NodeContext"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, EvaluatingDevice& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvaluatingDevice"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, MakeReply& x) {
-  return f(caf::meta::type_name("MakeReply"), x.status, x.params, x.candidate, x.prompt, x.reply, x.stop);
-}
-template <class F>
-typename F::result_type inspect(F& f, ActionReply& x) {
-  return f(caf::meta::type_name("ActionReply"), x.status, x.said);
-}
-template <class F>
-typename F::result_type inspect(F& f, BuildJob& x) {
-  return f(caf::meta::type_name("BuildJob"), x.backend, x.candidate, x.options);
-}
-template <class F>
-typename F::result_type inspect(F& f, BuildOutcome& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("BuildOutcome"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, EvalJob& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("EvalJob"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, DeviceInfo& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("DeviceInfo"), m...); });
-}
-template <class F>
-typename F::result_type inspect(F& f, KbQuery& x) {
-  return f(caf::meta::type_name("KbQuery"), x.text, x.hardware, x.problem, x.limit);
-}
-template <class F>
-typename F::result_type inspect(F& f, KbHit& x) {
-  return f(caf::meta::type_name("KbHit"), x.path, x.title, x.score, x.snippet);
-}
-template <class F>
-typename F::result_type inspect(F& f, ScoredNote& x) {
-  return f(caf::meta::type_name("ScoredNote"), x.search, x.node, x.report, x.peak_gbps);
-}
-template <class F>
-typename F::result_type inspect(F& f, SearchStatus& x) {  // fields: runtime/records/fields.hpp
-  return fields(x, [&](auto&... m) { return f(caf::meta::type_name("SearchStatus"), m...); });
-}
+// CAF's inspect of a record or message, written from its one field list under its name: the records' lists
+// are in runtime/records/fields.hpp, the messages' (and Proposal's) in actors/protocol/message_fields.hpp.
+// A protocol header with a message struct of its own gives it a fields() list and uses this too.
+#define KEVOLVE_INSPECT_FIELDS(T)                                                    \
+  template <class F>                                                                 \
+  typename F::result_type inspect(F& f, T& x) {                                      \
+    return fields(x, [&](auto&... m) { return f(caf::meta::type_name(#T), m...); }); \
+  }
+
+KEVOLVE_INSPECT_FIELDS(Status)
+KEVOLVE_INSPECT_FIELDS(Proposal)
+KEVOLVE_INSPECT_FIELDS(NodeRecord)
+KEVOLVE_INSPECT_FIELDS(SearchRecord)
+KEVOLVE_INSPECT_FIELDS(Candidate)
+KEVOLVE_INSPECT_FIELDS(BuildResult)
+KEVOLVE_INSPECT_FIELDS(Timing)
+KEVOLVE_INSPECT_FIELDS(DetectorSet)
+KEVOLVE_INSPECT_FIELDS(EvalResult)
+KEVOLVE_INSPECT_FIELDS(EvalOptions)
+KEVOLVE_INSPECT_FIELDS(Artifact)
+KEVOLVE_INSPECT_FIELDS(NodeEntry)
+KEVOLVE_INSPECT_FIELDS(ArtifactEntry)
+KEVOLVE_INSPECT_FIELDS(StoreBatch)
+KEVOLVE_INSPECT_FIELDS(MakeRequest)
+KEVOLVE_INSPECT_FIELDS(NodeContext)
+KEVOLVE_INSPECT_FIELDS(EvaluatingDevice)
+KEVOLVE_INSPECT_FIELDS(MakeReply)
+KEVOLVE_INSPECT_FIELDS(ActionReply)
+KEVOLVE_INSPECT_FIELDS(BuildJob)
+KEVOLVE_INSPECT_FIELDS(BuildOutcome)
+KEVOLVE_INSPECT_FIELDS(EvalJob)
+KEVOLVE_INSPECT_FIELDS(DeviceInfo)
+KEVOLVE_INSPECT_FIELDS(KbQuery)
+KEVOLVE_INSPECT_FIELDS(KbHit)
+KEVOLVE_INSPECT_FIELDS(ScoredNote)
+KEVOLVE_INSPECT_FIELDS(SearchStatus)
 
 }  // namespace kevolve
 

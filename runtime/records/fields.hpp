@@ -12,8 +12,10 @@
 #include "runtime/records/eval_request.hpp"
 #include "runtime/records/search_status.hpp"
 #include "runtime/records/evaluation.hpp"
+#include "runtime/records/kb_query.hpp"
 #include "runtime/records/node.hpp"
 #include "runtime/records/node_context.hpp"
+#include "runtime/records/store_batch.hpp"
 
 namespace kevolve {
 
@@ -105,6 +107,36 @@ decltype(auto) fields(T& x, F&& f) {
 template <RecordOf<EvaluatingDevice> T, class F>
 decltype(auto) fields(T& x, F&& f) {
   return f(x.name, x.sms, x.l2_bytes, x.copy_gbps);
+}
+
+template <RecordOf<Artifact> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.node, x.kind, x.text);
+}
+
+template <RecordOf<NodeEntry> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.search, x.node, x.params_stored);
+}
+
+template <RecordOf<ArtifactEntry> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.search, x.artifact);
+}
+
+template <RecordOf<StoreBatch> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.searches, x.nodes, x.artifacts);
+}
+
+template <RecordOf<KbQuery> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.text, x.hardware, x.problem, x.limit);
+}
+
+template <RecordOf<KbHit> T, class F>
+decltype(auto) fields(T& x, F&& f) {
+  return f(x.path, x.title, x.score, x.snippet);
 }
 
 }  // namespace kevolve
