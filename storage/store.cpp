@@ -201,7 +201,9 @@ class RocksStore : public Store {
     std::stable_sort(puts.begin(), puts.end(), [](const Put& x, const Put& y) {
       return x.family != y.family ? x.family < y.family : x.key < y.key;
     });
-    rocksdb::WriteBatch wb;
+    size_t bytes = 12;  // the batch's header, then each entry's tag, family, lengths, key and value
+    for (auto& p : puts) bytes += 16 + p.key.size() + (p.text ? p.text->size() : p.value.size());
+    rocksdb::WriteBatch wb(bytes);  // one allocation, not a doubling string copied as it grows
     for (auto& p : puts) wb.Put(cf(p.family), p.key, p.text ? rocksdb::Slice(*p.text) : rocksdb::Slice(p.value));
     rocksdb::WriteOptions wo;
     wo.sync = true;

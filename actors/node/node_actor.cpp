@@ -6,18 +6,28 @@
 #include "runtime/core/seconds_text.hpp"
 
 #include <chrono>
+#include <memory>
+#include <unordered_map>
 
 namespace kevolve {
 namespace {
 
-struct NodeActorState {
+// One node in flight: its task, its build (kept for an evaluation taken again) and timeline (started, built: the
+// build answered).
+struct InFlight {
   NodeTask task;
-  // The node's timeline: started, built (the build answered), scored (the device answered).
+  std::unique_ptr<BuildOutcome> build;  // once built
   std::chrono::steady_clock::time_point started, built;
-  search_actor search;
+  int busy_retakes = 0;  // evaluations taken again because the machine was too busy to time them
+};
+
+struct RunnerState {
+  std::unordered_map<uint64_t, InFlight> nodes;  // by the runner's own sequence number (a resume may repeat ids)
+  uint64_t next = 0;
+  NodeRun run;
+  caf::weak_actor_ptr search;
   build_actor builds;
   device_actor devices;
-  int busy_retakes = 0;  // evaluations taken again because the machine was too busy to time them
   static inline const char* name = "node";
 };
 
@@ -25,18 +35,23 @@ struct NodeActorState {
 // timing worthless): the node has it evaluated again, this many times at most, before it reports it.
 constexpr int kBusyRetakes = 2;
 
-using Self = node_actor::stateful_pointer<NodeActorState>;
+using Self = node_actor::stateful_pointer<RunnerState>;
 
-void report(Self self, EvalResult r) {
+// Sends the node's verdict to the search and forgets the node.
+void report(Self self, uint64_t key, EvalResult r) {
+  auto& s = self->state;
+  auto it = s.nodes.find(key);
+  if (it == s.nodes.end()) return;
+  InFlight& f = it->second;
   // Where the time went, first in the profile: the build farm's queue and compile, then the device's queue
   // and evaluation (its own line, "on the device", says how much of that it spent; the rest was queueing).
   const auto now = std::chrono::steady_clock::now();
-  auto& s = self->state;
-  const bool built = s.built.time_since_epoch().count() != 0;
-  r.profile = "timeline: build (queue + compile) " + seconds_text((built ? s.built : now) - s.started) +
-              (built ? ", device (queue + evaluation) " + seconds_text(now - s.built) : std::string()) + "\n" +
-              r.profile;
-  auto& n = self->state.task.node;
+  const bool built = f.built.time_since_epoch().count() != 0;
+  std::string timeline = "timeline: build (queue + compile) " + seconds_text((built ? f.built : now) - f.started);
+  if (built) timeline.append(", device (queue + evaluation) ").append(seconds_text(now - f.built));
+  timeline.push_back('\n');
+  r.profile.insert(0, timeline);
+  auto& n = f.task.node;
   n.state = NodeState::scored;
   n.status = r.status;
   n.reason = r.reason;
@@ -45,8 +60,9 @@ void report(Self self, EvalResult r) {
   n.candidate_ms = r.candidate.median_ms;
   n.reference_ms = r.reference.median_ms;
   n.device_class = r.device_class;
-  self->send(self->state.search, atoms::scored_atom::value, std::move(n), std::move(r));
-  self->quit();
+  if (auto search = caf::actor_cast<search_actor>(s.search.lock()))
+    self->send(search, atoms::scored_atom::value, std::move(n), std::move(r));
+  s.nodes.erase(it);
 }
 
 EvalResult harness_failure(const std::string& where, const caf::error& e, Self self) {
@@ -57,75 +73,94 @@ EvalResult harness_failure(const std::string& where, const caf::error& e, Self s
   return r;
 }
 
-void evaluate(Self self, BuildOutcome built) {
-  auto& t = self->state.task;
+void evaluate(Self self, uint64_t key) {
+  auto it = self->state.nodes.find(key);
+  if (it == self->state.nodes.end()) return;
+  auto& t = it->second.task;
+  const NodeRun& run = self->state.run;
   t.node.state = NodeState::queued;
-  EvalJob job{t.search,
+  EvalJob job{run.search,
               t.node.id,
-              t.backend,
-              t.problem,
+              run.backend,
+              run.problem,
               t.node.params,
-              built,
-              t.options,
+              *it->second.build,
+              run.options,
               {},
-              build_target(t.backend, t.options),
+              build_target(run.backend, run.options),
               {},
-              t.device_class};
+              run.device_class};
   // The source goes along for an evaluator that rebuilds it for its own target; a backend that evaluates
   // nothing (null) never reads it.
-  if (backend_traits(t.backend).evaluates) job.candidate = t.candidate;
+  if (backend_traits(run.backend).evaluates) job.candidate = t.candidate;
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
-          [self, built](EvalResult r) {
-            if (r.status == EvalStatus::harness_error && r.reason == "busy" &&
-                self->state.busy_retakes < kBusyRetakes) {
-              ++self->state.busy_retakes;
-              return evaluate(self, built);
+          [self, key](EvalResult r) {
+            auto it = self->state.nodes.find(key);
+            if (it == self->state.nodes.end()) return;
+            InFlight& f = it->second;
+            if (r.status == EvalStatus::harness_error && r.reason == "busy" && f.busy_retakes < kBusyRetakes) {
+              ++f.busy_retakes;
+              return evaluate(self, key);
             }
-            remove_build_dir(built.dir);
-            self->state.task.node.state = NodeState::evaluated;
-            if (self->state.busy_retakes > 0)
-              r.profile = "evaluated again " + std::to_string(self->state.busy_retakes) +
+            remove_build_dir(f.build->dir);
+            f.task.node.state = NodeState::evaluated;
+            if (f.busy_retakes > 0)
+              r.profile = "evaluated again " + std::to_string(f.busy_retakes) +
                           " time(s): the machine was too busy to time it\n" + r.profile;
-            report(self, std::move(r));
+            report(self, key, std::move(r));
           },
-          [self, dir = built.dir](caf::error& e) {
-            remove_build_dir(dir);
-            report(self, harness_failure("device", e, self));
+          [self, key](caf::error& e) {
+            if (auto it = self->state.nodes.find(key); it != self->state.nodes.end())
+              remove_build_dir(it->second.build->dir);
+            report(self, key, harness_failure("device", e, self));
           });
 }
 
-node_actor::behavior_type node(Self self, search_actor search, build_actor builds, device_actor devices,
-                               NodeTask task) {
-  self->state.task = std::move(task);
+// Takes a node in and asks the build farm for it.
+void start(Self self, NodeTask task) {
+  auto& s = self->state;
+  const uint64_t key = s.next++;
+  InFlight& f = s.nodes[key];
+  f.task = std::move(task);
+  f.started = std::chrono::steady_clock::now();
+  auto& t = f.task;
+  const NodeRun& run = s.run;
+  // A backend that evaluates nothing never reads the source again: it goes to the build without a copy.
+  BuildJob job{run.backend, backend_traits(run.backend).evaluates ? t.candidate : std::move(t.candidate),
+               run.options};
+  self->request(s.builds, caf::infinite, atoms::build_atom::value, std::move(job))
+      .then(
+          [self, key](BuildOutcome o) {
+            if (o.decided) return report(self, key, std::move(o.verdict));
+            auto it = self->state.nodes.find(key);
+            if (it == self->state.nodes.end()) return;
+            it->second.built = std::chrono::steady_clock::now();
+            it->second.task.node.state = NodeState::built;
+            it->second.build = std::make_unique<BuildOutcome>(std::move(o));
+            evaluate(self, key);
+          },
+          [self, key](caf::error& e) { report(self, key, harness_failure("build", e, self)); });
+}
+
+node_actor::behavior_type runner(Self self, NodeRun run, caf::weak_actor_ptr search, build_actor builds,
+                                 device_actor devices) {
+  self->state.run = std::move(run);
   self->state.search = std::move(search);
   self->state.builds = std::move(builds);
   self->state.devices = std::move(devices);
   return {
-      [self](atoms::start_atom) {
-        self->state.started = std::chrono::steady_clock::now();
-        auto& t = self->state.task;
-        BuildJob job{t.backend, t.candidate, t.options};
-        self->request(self->state.builds, caf::infinite, atoms::build_atom::value, std::move(job))
-            .then(
-                [self](BuildOutcome o) {
-                  if (o.decided) return report(self, std::move(o.verdict));
-                  self->state.built = std::chrono::steady_clock::now();
-                  self->state.task.node.state = NodeState::built;
-                  evaluate(self, std::move(o));
-                },
-                [self](caf::error& e) { report(self, harness_failure("build", e, self)); });
+      [self](atoms::start_atom, std::vector<NodeTask>& tasks) {
+        for (auto& t : tasks) start(self, std::move(t));
       },
   };
 }
 
 }  // namespace
 
-node_actor spawn_node_actor(caf::actor_system& sys, search_actor search, build_actor builds, device_actor devices,
-                            NodeTask task) {
-  auto n = sys.spawn(node, std::move(search), std::move(builds), std::move(devices), std::move(task));
-  caf::anon_send(n, atoms::start_atom::value);
-  return n;
+node_actor spawn_node_runner(caf::local_actor* search, NodeRun run, build_actor builds, device_actor devices) {
+  return search->spawn<caf::linked>(runner, std::move(run), caf::weak_actor_ptr{search->ctrl()}, std::move(builds),
+                                    std::move(devices));
 }
 
 }  // namespace kevolve

@@ -1,7 +1,7 @@
 // The search actor's interface.
 //   start  : begin (or resume) proposing
-//   state  : a node actor reports a lifecycle step (node id, built / queued / evaluated)
-//   scored : a node actor reports its final verdict (one-way, so thousands can be in flight)
+//   state  : a lifecycle step of a node (node id, built / queued / evaluated); the node runner no longer sends it
+//   scored : the node runner reports a node's final verdict (one-way, so thousands can be in flight)
 //   status : where the search stands
 //   tick   : the search's own timer (wall-clock budget); each tick pushes the status to the watcher
 //            (the engine: actors/protocol/engine.hpp), as do pause, resume and the end of the search

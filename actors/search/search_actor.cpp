@@ -47,6 +47,7 @@ struct SearchState {
   std::string stop_reason;
   std::string save_error;
   EvaluatingDevice device;  // the device of the latest verdict that named one (told to the operator)
+  node_actor nodes;         // the node runner: evaluates the committed nodes, reports each verdict
   Clock::time_point last_push;
   static inline const char* name = "search";
 };
@@ -86,10 +87,12 @@ void push_status(Self self) {
   if (st.s.watcher) self->send(st.s.watcher, atoms::progress_atom::value, status(st));
 }
 
-void spawn_node(Self self, NodeTask task) {
+// Hands committed nodes to the node runner, in one message.
+void dispatch(Self self, std::vector<NodeTask> tasks) {
   auto& st = self->state;
-  ++st.in_flight;
-  spawn_node_actor(self->system(), caf::actor_cast<search_actor>(self), st.s.builds, st.s.devices, std::move(task));
+  if (tasks.empty()) return;
+  st.in_flight += static_cast<int64_t>(tasks.size());
+  self->send(st.nodes, atoms::start_atom::value, std::move(tasks));
 }
 
 // Once stopping and nothing is in flight: commits the finished record, and is finished when the store
@@ -110,6 +113,7 @@ void maybe_finish(Self self) {
     auto& st = self->state;
     st.finished = true;
     st.save_error = error;
+    self->send_exit(st.nodes, caf::exit_reason::user_shutdown);  // nothing in flight: the runner's work is done
     push_status(self);
   };
   self->request(st.s.store, caf::infinite, atoms::commit_atom::value, std::move(b))
@@ -172,7 +176,7 @@ void commit(Self self) {
               maybe_finish(self);
               return;
             }
-            for (auto& t : tasks) spawn_node(self, std::move(t));
+            dispatch(self, std::move(tasks));
             commit(self);
             fill(self);
           },
@@ -188,6 +192,10 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
   st.making -= static_cast<int64_t>(props.size());
   st.operator_requests -= 1;
   std::string stop_reason;  // acted on once this batch's children are queued for commit
+  const size_t n_new = std::min(replies.size(), props.size());  // room for them all at once: no regrowth
+  st.uncommitted_tasks.reserve(st.uncommitted_tasks.size() + n_new);
+  st.uncommitted.nodes.reserve(st.uncommitted.nodes.size() + n_new);
+  st.uncommitted.artifacts.reserve(st.uncommitted.artifacts.size() + n_new);
   for (size_t i = 0; i < replies.size() && i < props.size(); ++i) {
     MakeReply& r = replies[i];
     if (!r.stop.empty()) stop_reason = r.stop;
@@ -210,8 +218,7 @@ void on_children(Self self, const std::vector<Proposal>& props, std::vector<Make
     if (!r.prompt.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "prompt", r.prompt}});
     if (!r.reply.empty()) st.uncommitted.artifacts.push_back({st.s.record.id, {n.id, "reply", r.reply}});
     if (st.s.keep_context) st.s.contexts[n.id] = {n.id, r.candidate.source, "", 0};
-    st.uncommitted_tasks.push_back({st.s.record.id, st.s.config.problem, st.s.config.backend, std::move(n),
-                                    std::move(r.candidate), st.s.config.eval, st.s.config.device_class});
+    st.uncommitted_tasks.push_back({std::move(n), std::move(r.candidate)});
   }
   // The operator's own reason (a spent budget, a provider's refusal, its circuit breaker) is the stop reason,
   // ahead of the generic one.
@@ -385,6 +392,9 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
               << ": its stored random state cannot be read; it continues from its seed instead (a re-run of this "
                  "resume will not choose the same parents)\n";
   if (st.s.params) st.graph.share_params(st.s.params);
+  st.nodes = spawn_node_runner(
+      self, {st.s.record.id, st.s.config.problem, st.s.config.backend, st.s.config.eval, st.s.config.device_class},
+      st.s.builds, st.s.devices);
   const size_t window = graph_bounded(st) ? kGraphWindow : 0;
   if (st.s.stored_nodes) {  // read from the store one record at a time: the load holds the window, not the store
     // An operator with a window (and the shared index) is sent only the newest `w` ids: only those are kept.
@@ -417,14 +427,15 @@ search_actor::behavior_type search(Self self, SearchSetup setup) {
           return stop(self, st.load_error);
         }
         // Resume: every stored node that was never scored is dispatched again, from its stored source.
+        std::vector<NodeTask> again;
         for (auto& [id, c] : st.s.unfinished) {
           const NodeRecord* n = st.graph.find(id);
           if (!n || n->scored()) continue;
           NodeRecord fresh = *n;
           fresh.state = NodeState::proposed;
-          spawn_node(self, {st.s.record.id, st.s.config.problem, st.s.config.backend, fresh, c, st.s.config.eval,
-                            st.s.config.device_class});
+          again.push_back({std::move(fresh), std::move(c)});
         }
+        dispatch(self, std::move(again));
         st.s.unfinished.clear();
         // Cancelled before a restart: what it had started is finished above, nothing new is proposed.
         if (st.s.record.cancelled) stop(self, "cancelled from the console (before the restart)");
