@@ -15,6 +15,7 @@ packages=(
   libseccomp-dev                            # candidate runner sandbox
   librocksdb-dev                            # the search store (storage/ only)
   libcaf-dev                                # the actor engine (actors/ only)
+  libmimalloc-dev                           # kevolve's allocator (the engine's per-candidate allocations; optional)
   catch2                                    # tests
   iproute2                                  # the cluster's network-cut test (ip netns; skipped without the privilege)
   chromium                                  # the dashboard's browser test (headless; ~122 MB download, ~411 MB installed)

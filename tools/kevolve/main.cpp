@@ -18,11 +18,21 @@
 #include "tools/kevolve/commands/run_command.hpp"
 #include "tools/kevolve/commands/store_command.hpp"
 
+#if KEVOLVE_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 int main(int argc, char** argv) {
   // Two malloc arenas instead of eight per core: the actor threads free what other threads allocated (a
   // search's scored records), and many arenas keep those pages. Measured by `kevolve bench engine`
   // (docs/benchmarks/engine.md). MALLOC_ARENA_MAX set by the user wins.
+  // (Without effect where mimalloc replaces malloc: see tools/kevolve/CMakeLists.txt.)
   if (!std::getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 2);
+#if KEVOLVE_MIMALLOC
+  // A call into mimalloc keeps it among the executable's libraries where the linker drops unreferenced ones
+  // (--as-needed): it replaces malloc for the process only when it is loaded.
+  static_cast<void>(mi_version());
+#endif
   CLI::App app{"kevolve: evolves fast, provably correct compute kernels, checked against PyTorch references"};
   app.require_subcommand(1);
   int exit_code = 0;
