@@ -130,20 +130,23 @@ class Loader {
     return b;
   }
 
-  ProblemSpec load() {
-    toml::table root;
+  // The file's TOML tree; a syntax error is a SpecError naming the line and column.
+  toml::table parse_root() const {
     try {
-      root = toml::parse_file(file_);
+      return toml::parse_file(file_);
     } catch (const toml::parse_error& e) {
       std::ostringstream os;
       os << file_ << ":" << e.source().begin.line << ":" << e.source().begin.column
          << ": TOML syntax error: " << e.description();
       throw SpecError{os.str()};
     }
+  }
+
+  // name, description, reference, naive, entry and tags.
+  void read_top(const toml::table& root, ProblemSpec& p) const {
     only_keys(root, "",
               {"name", "description", "tags", "reference", "naive", "entry", "params", "inputs", "outputs", "tolerance",
                "shapes", "roofline"});
-    ProblemSpec p;
     p.file = file_;
     p.dir = fs::path(file_).parent_path().string();
     p.name = str(root, "name", "", true);
@@ -159,7 +162,10 @@ class Loader {
     std::error_code ec;  // a name the file system refuses (too long, ...) is a file that does not exist
     if (!p.naive.empty() && !fs::exists(fs::path(p.dir) / p.naive, ec))
       fail("naive", "file '" + p.naive + "' does not exist next to the spec");
+  }
 
+  // [[params]]: name and value.
+  void read_params(const toml::table& root, ProblemSpec& p) const {
     if (auto params = root.get("params")) {
       auto arr = params->as_array();
       if (!arr) fail("params", "expected an array of tables ([[params]] with name and value)");
@@ -171,8 +177,10 @@ class Loader {
         p.params.push_back({str(*t, "name", w, true), number(t->get("value"), w + "value")});
       }
     }
+  }
 
-    // Shapes first: tensor shapes and roofline expressions are checked against the bench symbols.
+  // [shapes]: bench, bench_cuda and the verification shapes, each giving exactly the symbols of bench.
+  void read_shapes(const toml::table& root, ProblemSpec& p) const {
     auto shapes = root.get_as<toml::table>("shapes");
     if (!shapes) fail("shapes", "missing (expected [shapes.bench] and at least two [[shapes.verify]])");
     only_keys(*shapes, "shapes", {"bench", "bench_cuda", "verify"});
@@ -210,36 +218,39 @@ class Loader {
         if (!p.bench.count(k)) fail("shapes.bench_cuda." + k, "not a symbol of shapes.bench");
       }
     }
+  }
 
-    auto tensors = [&](const char* key, bool inputs) {
-      auto arr = root.get_as<toml::array>(key);
-      if (!arr || arr->empty()) fail(key, std::string("expected at least one [[") + key + "]] table");
-      std::vector<TensorSpec> out;
-      for (size_t i = 0; i < arr->size(); ++i) {
-        const std::string w = std::string(key) + "[" + std::to_string(i) + "].";
-        auto t = arr->get(i)->as_table();
-        if (!t) fail(key, "expected an array of tables");
-        if (inputs)
-          only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape", "generator"});
-        else
-          only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape"});
-        TensorSpec ts;
-        ts.name = str(*t, "name", w, true);
-        ts.dtype = dtype(*t, w);
-        ts.shape = shape(*t, w);
-        for (auto& dim : ts.shape) {
-          if (dim == "*") continue;
-          std::string err;
-          if (!eval_expr(dim, p.bench, err)) fail(w + "shape", "dimension '" + dim + "': " + err);
-        }
-        if (inputs) ts.generator = generator(*t, w, out);
-        out.push_back(std::move(ts));
+  // [[inputs]] or [[outputs]] (key), each dimension checked against the bench symbols.
+  std::vector<TensorSpec> tensors(const toml::table& root, const char* key, bool inputs,
+                                  const ShapeBinding& bench) const {
+    auto arr = root.get_as<toml::array>(key);
+    if (!arr || arr->empty()) fail(key, std::string("expected at least one [[") + key + "]] table");
+    std::vector<TensorSpec> out;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const std::string w = std::string(key) + "[" + std::to_string(i) + "].";
+      auto t = arr->get(i)->as_table();
+      if (!t) fail(key, "expected an array of tables");
+      if (inputs)
+        only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape", "generator"});
+      else
+        only_keys(*t, w.substr(0, w.size() - 1), {"name", "dtype", "shape"});
+      TensorSpec ts;
+      ts.name = str(*t, "name", w, true);
+      ts.dtype = dtype(*t, w);
+      ts.shape = shape(*t, w);
+      for (auto& dim : ts.shape) {
+        if (dim == "*") continue;
+        std::string err;
+        if (!eval_expr(dim, bench, err)) fail(w + "shape", "dimension '" + dim + "': " + err);
       }
-      return out;
-    };
-    p.inputs = tensors("inputs", true);
-    p.outputs = tensors("outputs", false);
+      if (inputs) ts.generator = generator(*t, w, out);
+      out.push_back(std::move(ts));
+    }
+    return out;
+  }
 
+  // [tolerance.<dtype>] tables; every floating output needs one, integer outputs match exactly.
+  void read_tolerances(const toml::table& root, ProblemSpec& p) const {
     if (auto tol = root.get("tolerance")) {
       auto t = tol->as_table();
       if (!t) fail("tolerance", "expected a table of per-dtype tables ([tolerance.float32] atol/rtol)");
@@ -266,7 +277,10 @@ class Loader {
         fail(std::string("tolerance.") + dtype_name(o.dtype),
              "missing (output '" + o.name + "' is " + dtype_name(o.dtype) + "; expected atol and rtol)");
     }
+  }
 
+  // [roofline]: bytes and flops expressions over the bench symbols.
+  void read_roofline(const toml::table& root, ProblemSpec& p) const {
     auto roof = root.get_as<toml::table>("roofline");
     if (!roof) fail("roofline", "missing (expected bytes and flops expressions over the shape symbols)");
     only_keys(*roof, "roofline", {"bytes", "flops"});
@@ -276,6 +290,18 @@ class Loader {
       std::string err;
       if (!eval_expr(*e, p.bench, err)) fail(key, "'" + *e + "': " + err);
     }
+  }
+
+  ProblemSpec load() {
+    const toml::table root = parse_root();
+    ProblemSpec p;
+    read_top(root, p);
+    read_params(root, p);
+    read_shapes(root, p);  // first: tensor shapes and roofline expressions are checked against the bench symbols
+    p.inputs = tensors(root, "inputs", true, p.bench);
+    p.outputs = tensors(root, "outputs", false, p.bench);
+    read_tolerances(root, p);
+    read_roofline(root, p);
     check_sizes(p);
     return p;
   }

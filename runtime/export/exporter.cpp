@@ -204,6 +204,151 @@ bool write(const fs::path& p, const std::string& text, std::vector<std::string>&
   return static_cast<bool>(f);
 }
 
+// What every format of one export shares: the kernel's source file and what the binding calls in it.
+struct Target {
+  bool cuda = false;
+  std::string module;       // <problem>_kevolve
+  std::string kernel_file;  // kernel.cu or kernel.cpp
+  std::string kernel_text;  // the candidate, with the launcher for a kernel-only CUDA candidate
+  std::string call;         // the extern "C" function the binding calls
+  std::string note;         // "Exported by kevolve (provenance)."
+};
+
+Expected<Target> target(const ExportRequest& r) {
+  Target x;
+  x.cuda = r.backend == "cuda";
+  x.module = r.spec.name + "_kevolve";
+  x.kernel_file = x.cuda ? "kernel.cu" : "kernel.cpp";
+  x.kernel_text = r.source;
+  x.call = r.spec.entry.empty() ? "kevolve_kernel" : r.spec.entry;
+  if (x.cuda && cuda::has_launch_spec(r.source)) {
+    x.call = "kevolve_launch";
+    auto l = cuda_launcher(r, x.call);
+    if (!l) return Expected<Target>::failure(l.error());
+    x.kernel_text += *l;
+  }
+  x.note = "Exported by kevolve (" + r.provenance + ").";
+  return x;
+}
+
+// USAGE.md of a cuda-source export: how to build the file and call the function.
+std::string usage_text(const ExportRequest& r, const Target& x, const std::string& base) {
+  std::ostringstream u;
+  u << "# " << r.spec.name << "\n\n"
+    << r.spec.description << ". " << x.note << "\n\nBuild:\n\n```sh\n"
+    << (x.cuda ? "nvcc -O3 -gencode=arch=compute_90,code=sm_90 -Xcompiler -fPIC -c " + base + "\n"
+               : "g++ -O3 -march=native -fopenmp -fPIC -c " + base + "\n")
+    << "```\n\nCall `" << x.call << "(&args)` with a `kv_args` (kevolve_kernel.h): inputs ";
+  for (size_t i = 0; i < r.spec.inputs.size(); ++i)
+    u << (i ? ", " : "") << "`" << r.spec.inputs[i].name << "` " << dtype_name(r.spec.inputs[i].dtype) << "[" <<
+        [&] {
+          std::string d;
+          for (auto& dim : r.spec.inputs[i].shape) d += (d.empty() ? "" : ", ") + dim;
+          return d;
+        }()
+      << "]";
+  u << "; outputs ";
+  for (size_t i = 0; i < r.spec.outputs.size(); ++i) u << (i ? ", " : "") << "`" << r.spec.outputs[i].name << "`";
+  u << "; parameters ";
+  for (size_t i = 0; i < r.spec.params.size(); ++i)
+    u << (i ? ", " : "") << "`" << r.spec.params[i].name << "` (default " << r.spec.params[i].value << ")";
+  if (r.spec.params.empty()) u << "none";
+  u << ". Tensors are contiguous, " << (x.cuda ? "on the GPU (device pointers)" : "in host memory")
+    << "; outputs are allocated by the caller.\n";
+  return u.str();
+}
+
+std::vector<std::string> export_source(const ExportRequest& r, const Target& x, const fs::path& out) {
+  std::vector<std::string> made;
+  const std::string base = r.spec.name + (x.cuda ? ".cu" : ".cpp");
+  write(out / base, "// " + r.spec.name + ": " + r.spec.description + ". " + x.note + "\n" + x.kernel_text, made, out);
+  write(out / (r.spec.name + ".h"),
+        "// " + r.spec.name + ": " + r.spec.description + ". " + x.note +
+            "\n#pragma once\n#include \"kevolve_kernel.h\"\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+            "// Inputs, outputs and parameters in the order of the problem spec; returns 0 on success." +
+            std::string(x.cuda ? " Launches on args->stream." : "") + "\nint " + x.call +
+            "(const kv_args* args);\n#ifdef __cplusplus\n}\n#endif\n",
+        made, out);
+  write(out / "kevolve_kernel.h", r.kernel_header, made, out);
+  write(out / "USAGE.md", usage_text(r, x, base), made, out);
+  return made;
+}
+
+std::string setup_py(const ExportRequest& r, const Target& x) {
+  std::ostringstream py;
+  py << "# " << r.spec.name << " as a PyTorch extension. " << x.note << "\n# pip install .   then:   import torch, "
+     << x.module << "; outputs = " << x.module << ".forward(...)\n"
+     << "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, "
+     << (x.cuda ? "CUDAExtension" : "CppExtension") << "\n\nsetup(\n    name=\"" << x.module
+     << "\",\n    version=\"0.1.0\",\n    ext_modules=[\n        " << (x.cuda ? "CUDAExtension" : "CppExtension")
+     << "(\n            \"" << x.module << "\",\n            [\"binding.cpp\", \"" << x.kernel_file << "\"],\n"
+     << (x.cuda ? "            extra_compile_args={\"cxx\": [\"-O3\"], \"nvcc\": [\"-O3\", "
+                  "\"-gencode=arch=compute_90,code=sm_90\"]},\n"
+                : "            extra_compile_args=[\"-O3\", \"-march=native\", \"-fopenmp\"],\n            "
+                  "extra_link_args=[\"-fopenmp\"],\n")
+     << "        )\n    ],\n    cmdclass={\"build_ext\": BuildExtension},\n)\n";
+  return py.str();
+}
+
+// CMakeLists.txt of a torch-extension export (the same module as setup.py builds).
+std::string cmake_lists(const ExportRequest& r, const Target& x) {
+  std::ostringstream cm;
+  cm << "# " << r.spec.name << " as a PyTorch extension, built with CMake instead of setup.py:\n"
+     << "#   cmake -S . -B build -DCMAKE_PREFIX_PATH=$(python3 -c 'import "
+        "torch;print(torch.utils.cmake_prefix_path)') && cmake --build build\n"
+     << "cmake_minimum_required(VERSION 3.18)\nproject(" << x.module << " LANGUAGES CXX" << (x.cuda ? " CUDA" : "")
+     << ")\n"
+     << "find_package(Python3 COMPONENTS Interpreter Development REQUIRED)\nfind_package(Torch REQUIRED)\n"
+     << "find_library(TORCH_PYTHON_LIBRARY torch_python PATHS \"${TORCH_INSTALL_PREFIX}/lib\" REQUIRED)\n"
+     << (x.cuda ? "set(CMAKE_CUDA_ARCHITECTURES 90)\n" : "find_package(OpenMP REQUIRED)\n") << "Python3_add_library("
+     << x.module << " MODULE binding.cpp " << x.kernel_file << ")\n"
+     << "target_compile_definitions(" << x.module << " PRIVATE TORCH_EXTENSION_NAME=" << x.module << ")\n"
+     << "target_compile_options(" << x.module << " PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O3>)\n"
+     << "target_link_libraries(" << x.module << " PRIVATE ${TORCH_LIBRARIES} ${TORCH_PYTHON_LIBRARY}"
+     << (x.cuda ? "" : " OpenMP::OpenMP_CXX") << ")\n";
+  return cm.str();
+}
+
+std::vector<std::string> export_torch_extension(const ExportRequest& r, const Target& x, const std::string& binding,
+                                                const fs::path& out) {
+  std::vector<std::string> made;
+  write(out / x.kernel_file, x.kernel_text, made, out);
+  write(out / "binding.cpp", binding, made, out);
+  write(out / "kevolve_kernel.h", r.kernel_header, made, out);
+  write(out / "setup.py", setup_py(r, x), made, out);
+  write(out / "CMakeLists.txt", cmake_lists(r, x), made, out);
+  return made;
+}
+
+// kernelbench: a ModelNew that builds the same binding with load_inline.
+std::vector<std::string> export_kernelbench(const ExportRequest& r, const Target& x, const std::string& binding,
+                                            const fs::path& out) {
+  std::ostringstream k;
+  auto raw = [](const std::string& s) { return "r'''" + s + "'''"; };
+  k << "# " << r.spec.name << " as a KernelBench ModelNew. " << x.note << "\n# " << r.spec.description << "\n"
+    << "import os\nimport tempfile\n\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+       "load_inline\n\n"
+    << "_HEADER = " << raw(r.kernel_header) << "\n\n_KERNEL = " << raw(x.kernel_text)
+    << "\n\n_BINDING = " << raw(binding) << "\n\n"
+    << "_include = tempfile.mkdtemp(prefix='kevolve-')\nwith open(os.path.join(_include, 'kevolve_kernel.h'), 'w') as "
+       "f:\n    f.write(_HEADER)\n"
+    << "_ext = load_inline(\n    name='" << x.module << "',\n"
+    << (x.cuda ? "    cpp_sources=[_BINDING],\n    cuda_sources=[_KERNEL],\n    extra_cuda_cflags=['-O3', "
+                 "'-gencode=arch=compute_90,code=sm_90'],\n"
+               : "    cpp_sources=[_KERNEL, _BINDING],\n    extra_cflags=['-O3', '-march=native', '-fopenmp'],\n    "
+                 "extra_ldflags=['-fopenmp'],\n")
+    << "    extra_include_paths=[_include],\n    verbose=False,\n)\n\n\nclass ModelNew(nn.Module):\n"
+    << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n\n    def forward(self";
+  for (auto& in : r.spec.inputs) k << ", " << in.name;
+  k << "):\n        outs = _ext.forward(";
+  for (size_t i = 0; i < r.spec.inputs.size(); ++i) k << (i ? ", " : "") << r.spec.inputs[i].name;
+  for (auto& p : r.spec.params) k << ", " << p.value;
+  k << ")\n        return outs[0] if len(outs) == 1 else tuple(outs)\n";
+  std::vector<std::string> made;
+  write(out / (r.spec.name + "_kernelbench.py"), k.str(), made, out);
+  return made;
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> export_kernel(const ExportRequest& r) {
@@ -217,121 +362,13 @@ Expected<std::vector<std::string>> export_kernel(const ExportRequest& r) {
   fs::create_directories(r.out_dir, ec);
   if (ec) return R::failure("cannot create " + r.out_dir + ": " + ec.message());
   const fs::path out(r.out_dir);
-  const std::string module = r.spec.name + "_kevolve";
-  const bool cuda = r.backend == "cuda";
-  const bool kernel_only = cuda && cuda::has_launch_spec(r.source);
-  const std::string entry = r.spec.entry.empty() ? "kevolve_kernel" : r.spec.entry;
-  // What the binding calls, and the source file that defines it.
-  std::string kernel_file = cuda ? "kernel.cu" : "kernel.cpp", kernel_text = r.source, call = entry;
-  if (kernel_only) {
-    call = "kevolve_launch";
-    auto l = cuda_launcher(r, call);
-    if (!l) return R::failure(l.error());
-    kernel_text += *l;
-  }
-  const std::string decl = "extern \"C\" int " + call + "(const kv_args* a);";
-  std::vector<std::string> made;
-  const std::string note = "Exported by kevolve (" + r.provenance + ").";
-
-  if (r.format == "cuda-source") {
-    const std::string base = r.spec.name + (cuda ? ".cu" : ".cpp");
-    write(out / base, "// " + r.spec.name + ": " + r.spec.description + ". " + note + "\n" + kernel_text, made, out);
-    write(out / (r.spec.name + ".h"),
-          "// " + r.spec.name + ": " + r.spec.description + ". " + note +
-              "\n#pragma once\n#include \"kevolve_kernel.h\"\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-              "// Inputs, outputs and parameters in the order of the problem spec; returns 0 on success." +
-              std::string(cuda ? " Launches on args->stream." : "") + "\nint " + call +
-              "(const kv_args* args);\n#ifdef __cplusplus\n}\n#endif\n",
-          made, out);
-    write(out / "kevolve_kernel.h", r.kernel_header, made, out);
-    std::ostringstream u;
-    u << "# " << r.spec.name << "\n\n"
-      << r.spec.description << ". " << note << "\n\nBuild:\n\n```sh\n"
-      << (cuda ? "nvcc -O3 -gencode=arch=compute_90,code=sm_90 -Xcompiler -fPIC -c " + base + "\n"
-               : "g++ -O3 -march=native -fopenmp -fPIC -c " + base + "\n")
-      << "```\n\nCall `" << call << "(&args)` with a `kv_args` (kevolve_kernel.h): inputs ";
-    for (size_t i = 0; i < r.spec.inputs.size(); ++i)
-      u << (i ? ", " : "") << "`" << r.spec.inputs[i].name << "` " << dtype_name(r.spec.inputs[i].dtype) << "[" <<
-          [&] {
-            std::string d;
-            for (auto& x : r.spec.inputs[i].shape) d += (d.empty() ? "" : ", ") + x;
-            return d;
-          }()
-        << "]";
-    u << "; outputs ";
-    for (size_t i = 0; i < r.spec.outputs.size(); ++i) u << (i ? ", " : "") << "`" << r.spec.outputs[i].name << "`";
-    u << "; parameters ";
-    for (size_t i = 0; i < r.spec.params.size(); ++i)
-      u << (i ? ", " : "") << "`" << r.spec.params[i].name << "` (default " << r.spec.params[i].value << ")";
-    if (r.spec.params.empty()) u << "none";
-    u << ". Tensors are contiguous, " << (cuda ? "on the GPU (device pointers)" : "in host memory")
-      << "; outputs are allocated by the caller.\n";
-    write(out / "USAGE.md", u.str(), made, out);
-    return made;
-  }
-
-  auto binding = torch_binding(r, decl, call);
+  auto x = target(r);
+  if (!x) return R::failure(x.error());
+  if (r.format == "cuda-source") return export_source(r, *x, out);
+  auto binding = torch_binding(r, "extern \"C\" int " + x->call + "(const kv_args* a);", x->call);
   if (!binding) return R::failure(binding.error());
-
-  if (r.format == "torch-extension") {
-    write(out / kernel_file, kernel_text, made, out);
-    write(out / "binding.cpp", *binding, made, out);
-    write(out / "kevolve_kernel.h", r.kernel_header, made, out);
-    std::ostringstream py;
-    py << "# " << r.spec.name << " as a PyTorch extension. " << note << "\n# pip install .   then:   import torch, "
-       << module << "; outputs = " << module << ".forward(...)\n"
-       << "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, "
-       << (cuda ? "CUDAExtension" : "CppExtension") << "\n\nsetup(\n    name=\"" << module
-       << "\",\n    version=\"0.1.0\",\n    ext_modules=[\n        " << (cuda ? "CUDAExtension" : "CppExtension")
-       << "(\n            \"" << module << "\",\n            [\"binding.cpp\", \"" << kernel_file << "\"],\n"
-       << (cuda ? "            extra_compile_args={\"cxx\": [\"-O3\"], \"nvcc\": [\"-O3\", "
-                  "\"-gencode=arch=compute_90,code=sm_90\"]},\n"
-                : "            extra_compile_args=[\"-O3\", \"-march=native\", \"-fopenmp\"],\n            "
-                  "extra_link_args=[\"-fopenmp\"],\n")
-       << "        )\n    ],\n    cmdclass={\"build_ext\": BuildExtension},\n)\n";
-    write(out / "setup.py", py.str(), made, out);
-    std::ostringstream cm;
-    cm << "# " << r.spec.name << " as a PyTorch extension, built with CMake instead of setup.py:\n"
-       << "#   cmake -S . -B build -DCMAKE_PREFIX_PATH=$(python3 -c 'import "
-          "torch;print(torch.utils.cmake_prefix_path)') && cmake --build build\n"
-       << "cmake_minimum_required(VERSION 3.18)\nproject(" << module << " LANGUAGES CXX" << (cuda ? " CUDA" : "")
-       << ")\n"
-       << "find_package(Python3 COMPONENTS Interpreter Development REQUIRED)\nfind_package(Torch REQUIRED)\n"
-       << "find_library(TORCH_PYTHON_LIBRARY torch_python PATHS \"${TORCH_INSTALL_PREFIX}/lib\" REQUIRED)\n"
-       << (cuda ? "set(CMAKE_CUDA_ARCHITECTURES 90)\n" : "find_package(OpenMP REQUIRED)\n") << "Python3_add_library("
-       << module << " MODULE binding.cpp " << kernel_file << ")\n"
-       << "target_compile_definitions(" << module << " PRIVATE TORCH_EXTENSION_NAME=" << module << ")\n"
-       << "target_compile_options(" << module << " PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O3>)\n"
-       << "target_link_libraries(" << module << " PRIVATE ${TORCH_LIBRARIES} ${TORCH_PYTHON_LIBRARY}"
-       << (cuda ? "" : " OpenMP::OpenMP_CXX") << ")\n";
-    write(out / "CMakeLists.txt", cm.str(), made, out);
-    return made;
-  }
-
-  // kernelbench: a ModelNew that builds the same binding with load_inline.
-  std::ostringstream k;
-  auto raw = [](const std::string& s) { return "r'''" + s + "'''"; };
-  k << "# " << r.spec.name << " as a KernelBench ModelNew. " << note << "\n# " << r.spec.description << "\n"
-    << "import os\nimport tempfile\n\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
-       "load_inline\n\n"
-    << "_HEADER = " << raw(r.kernel_header) << "\n\n_KERNEL = " << raw(kernel_text)
-    << "\n\n_BINDING = " << raw(*binding) << "\n\n"
-    << "_include = tempfile.mkdtemp(prefix='kevolve-')\nwith open(os.path.join(_include, 'kevolve_kernel.h'), 'w') as "
-       "f:\n    f.write(_HEADER)\n"
-    << "_ext = load_inline(\n    name='" << module << "',\n"
-    << (cuda ? "    cpp_sources=[_BINDING],\n    cuda_sources=[_KERNEL],\n    extra_cuda_cflags=['-O3', "
-               "'-gencode=arch=compute_90,code=sm_90'],\n"
-             : "    cpp_sources=[_KERNEL, _BINDING],\n    extra_cflags=['-O3', '-march=native', '-fopenmp'],\n    "
-               "extra_ldflags=['-fopenmp'],\n")
-    << "    extra_include_paths=[_include],\n    verbose=False,\n)\n\n\nclass ModelNew(nn.Module):\n"
-    << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n\n    def forward(self";
-  for (auto& in : r.spec.inputs) k << ", " << in.name;
-  k << "):\n        outs = _ext.forward(";
-  for (size_t i = 0; i < r.spec.inputs.size(); ++i) k << (i ? ", " : "") << r.spec.inputs[i].name;
-  for (auto& p : r.spec.params) k << ", " << p.value;
-  k << ")\n        return outs[0] if len(outs) == 1 else tuple(outs)\n";
-  write(out / (r.spec.name + "_kernelbench.py"), k.str(), made, out);
-  return made;
+  if (r.format == "torch-extension") return export_torch_extension(r, *x, *binding, out);
+  return export_kernelbench(r, *x, *binding, out);
 }
 
 }  // namespace kevolve
