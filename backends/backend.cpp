@@ -37,28 +37,28 @@ std::string make_build_dir() {
   return mkdtemp(pattern.data()) ? pattern : std::string();
 }
 
-bool start_build(const Candidate& c, const EvalOptions& o, const std::string& language,
-                 const std::string& backend_words, const std::optional<harness::ScanFinding>& refused,
-                 BuiltCandidate& b) {
+BuiltCandidate start_build(const Candidate& c, const EvalOptions& o, const std::string& language,
+                           const std::string& backend_words, const std::optional<harness::ScanFinding>& refused) {
+  BuiltCandidate b;
   b.entry = c.entry;
   if (c.language != language) {
     b.verdict = make_verdict(EvalStatus::harness_error, "language",
                              "the " + backend_words + " backend builds candidates in '" + language +
                                  "'; this one is in '" + c.language + "'",
                              o.detectors);
-    return false;
+    return b;
   }
   if (o.detectors.on(Detector::isolation) && refused) {
     b.verdict = isolation_verdict(*refused, o.detectors);
-    return false;
+    return b;
   }
   b.dir = make_build_dir();
   if (b.dir.empty()) {
     b.verdict = make_verdict(EvalStatus::harness_error, "build", "cannot create a private build folder under $TMPDIR",
                              o.detectors);
-    return false;
+    return b;
   }
-  return true;
+  return b;
 }
 
 EvalResult isolation_verdict(const harness::ScanFinding& f, const DetectorSet& d, bool expanded) {

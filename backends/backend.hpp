@@ -56,9 +56,8 @@ std::string make_build_dir();
 
 // The steps every build step starts with: the candidate is in `language` (`backend_words` names the backend
 // in the message), the source scan found nothing (`refused`, consulted only with the isolation detector on),
-// and a private build folder exists. False with b.verdict set when one fails; else b.entry and b.dir are set.
-bool start_build(const Candidate& c, const EvalOptions& o, const std::string& language,
-                 const std::string& backend_words, const std::optional<harness::ScanFinding>& refused,
-                 BuiltCandidate& b);
+// and a private build folder exists. The build begun: its entry, and its verdict when one fails, else its dir.
+BuiltCandidate start_build(const Candidate& c, const EvalOptions& o, const std::string& language,
+                           const std::string& backend_words, const std::optional<harness::ScanFinding>& refused);
 
 }  // namespace kevolve

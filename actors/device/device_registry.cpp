@@ -1,5 +1,6 @@
 #include "runtime/records/backend_kind.hpp"
 #include "actors/device/device_registry.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/seconds_text.hpp"
 
 #include <cerrno>
@@ -53,7 +54,8 @@ EvalResult null_eval(DeviceState& st, const EvalJob& job) {
   r.candidate.median_ms = r.reference.median_ms / r.speedup;
   if (st.ledger >= 0) {
     const std::string line = job.search + " " + std::to_string(job.node) + "\n";
-    if (write(st.ledger, line.data(), line.size()) < 0) std::perror("kevolve: ledger");
+    if (write(st.ledger, line.data(), line.size()) < 0)
+      log::warn("device") << "cannot write the evaluation ledger: " << std::strerror(errno);
   }
   return r;
 }

@@ -21,8 +21,8 @@ EvalResult compile_error(const BuildResult& build, const EvalOptions& o) {
 }  // namespace
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
-  BuiltCandidate b;
-  if (!start_build(c, o, "cpp", "CPU", harness::scan_source(c.source), b)) return b;
+  BuiltCandidate b = start_build(c, o, "cpp", "CPU", harness::scan_source(c.source));
+  if (b.verdict) return b;
   if (o.detectors.on(Detector::isolation)) {
     // The scan again after macro expansion (words assembled by ## appear whole), on a confined g++ -E.
     std::string text;

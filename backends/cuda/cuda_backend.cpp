@@ -59,8 +59,8 @@ std::string cuda_worker_path() {
 }
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
-  BuiltCandidate b;
-  if (!start_build(c, o, "cuda", "CUDA", harness::scan_tokens(c.source, forbidden()), b)) return b;
+  BuiltCandidate b = start_build(c, o, "cuda", "CUDA", harness::scan_tokens(c.source, forbidden()));
+  if (b.verdict) return b;
   auto failed = [&](const BuildResult& build) {
     const bool missing = build.log.find("not available on this machine") != std::string::npos ||
                          build.log.find("nvcc is not installed") != std::string::npos;

@@ -63,8 +63,8 @@ std::string unavailable_reason(const std::string& worker) {
 }
 
 BuiltCandidate build(const Candidate& c, const EvalOptions& o) {
-  BuiltCandidate b;
-  if (!start_build(c, o, "hip", "HIP", harness::scan_tokens(c.source, forbidden()), b)) return b;
+  BuiltCandidate b = start_build(c, o, "hip", "HIP", harness::scan_tokens(c.source, forbidden()));
+  if (b.verdict) return b;
   if (o.detectors.on(Detector::isolation)) {
     // The scan again after macro expansion (CAT(wall_clock, 64) appears whole), on a confined hipcc -E of
     // the device code. Where preprocessing fails, the build below fails the same way and says why.
