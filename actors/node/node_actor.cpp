@@ -6,6 +6,7 @@
 #include "runtime/core/seconds_text.hpp"
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 
@@ -24,6 +25,11 @@ struct InFlight {
 struct RunnerState {
   std::unordered_map<uint64_t, InFlight> nodes;  // by the runner's own sequence number (a resume may repeat ids)
   uint64_t next = 0;
+  // Nodes waiting for the build farm and for a device, and the requests out at each. A request out is an entry
+  // in CAF's table of awaited responses, which is a flat vector (each answer erases from it): the runner keeps at
+  // most kMaxOut out per stage, and the rest wait here as keys, not as jobs.
+  std::deque<uint64_t> to_build, to_evaluate;
+  int building = 0, evaluating = 0;
   NodeRun run;
   caf::weak_actor_ptr search;
   build_actor builds;
@@ -34,6 +40,10 @@ struct RunnerState {
 // A verdict of `harness_error [busy]` says nothing about the candidate (other work on the machine made its
 // timing worthless): the node has it evaluated again, this many times at most, before it reports it.
 constexpr int kBusyRetakes = 2;
+
+// Requests out at once per stage (build, evaluation): far more than the workers of a farm or the devices of a
+// registry take at once, so that their queues never run dry.
+constexpr int kMaxOut = 512;
 
 using Self = node_actor::stateful_pointer<RunnerState>;
 
@@ -73,9 +83,12 @@ EvalResult harness_failure(const std::string& where, const caf::error& e, Self s
   return r;
 }
 
+void pump(Self self);
+
 void evaluate(Self self, uint64_t key) {
   auto it = self->state.nodes.find(key);
   if (it == self->state.nodes.end()) return;
+  ++self->state.evaluating;
   auto& t = it->second.task;
   const NodeRun& run = self->state.run;
   t.node.state = NodeState::queued;
@@ -96,12 +109,15 @@ void evaluate(Self self, uint64_t key) {
   self->request(self->state.devices, caf::infinite, atoms::eval_atom::value, std::move(job))
       .then(
           [self, key](EvalResult r) {
+            --self->state.evaluating;
+            pump(self);
             auto it = self->state.nodes.find(key);
             if (it == self->state.nodes.end()) return;
             InFlight& f = it->second;
             if (r.status == EvalStatus::harness_error && r.reason == "busy" && f.busy_retakes < kBusyRetakes) {
               ++f.busy_retakes;
-              return evaluate(self, key);
+              self->state.to_evaluate.push_back(key);
+              return pump(self);
             }
             remove_build_dir(f.build->dir);
             f.task.node.state = NodeState::evaluated;
@@ -111,20 +127,21 @@ void evaluate(Self self, uint64_t key) {
             report(self, key, std::move(r));
           },
           [self, key](caf::error& e) {
+            --self->state.evaluating;
+            pump(self);
             if (auto it = self->state.nodes.find(key); it != self->state.nodes.end())
               remove_build_dir(it->second.build->dir);
             report(self, key, harness_failure("device", e, self));
           });
 }
 
-// Takes a node in and asks the build farm for it.
-void start(Self self, NodeTask task) {
+// Asks the build farm for a node.
+void build(Self self, uint64_t key) {
   auto& s = self->state;
-  const uint64_t key = s.next++;
-  InFlight& f = s.nodes[key];
-  f.task = std::move(task);
-  f.started = std::chrono::steady_clock::now();
-  auto& t = f.task;
+  auto it = s.nodes.find(key);
+  if (it == s.nodes.end()) return;
+  ++s.building;
+  auto& t = it->second.task;
   const NodeRun& run = s.run;
   // A backend that evaluates nothing never reads the source again: it goes to the build without a copy.
   BuildJob job{run.backend, backend_traits(run.backend).evaluates ? t.candidate : std::move(t.candidate),
@@ -132,15 +149,49 @@ void start(Self self, NodeTask task) {
   self->request(s.builds, caf::infinite, atoms::build_atom::value, std::move(job))
       .then(
           [self, key](BuildOutcome o) {
-            if (o.decided) return report(self, key, std::move(o.verdict));
+            --self->state.building;
+            if (o.decided) {
+              report(self, key, std::move(o.verdict));
+              return pump(self);
+            }
             auto it = self->state.nodes.find(key);
-            if (it == self->state.nodes.end()) return;
+            if (it == self->state.nodes.end()) return pump(self);
             it->second.built = std::chrono::steady_clock::now();
             it->second.task.node.state = NodeState::built;
             it->second.build = std::make_unique<BuildOutcome>(std::move(o));
-            evaluate(self, key);
+            self->state.to_evaluate.push_back(key);
+            pump(self);
           },
-          [self, key](caf::error& e) { report(self, key, harness_failure("build", e, self)); });
+          [self, key](caf::error& e) {
+            --self->state.building;
+            report(self, key, harness_failure("build", e, self));
+            pump(self);
+          });
+}
+
+// Sends waiting nodes on, oldest first, while fewer than kMaxOut requests are out at their stage.
+void pump(Self self) {
+  auto& s = self->state;
+  while (s.evaluating < kMaxOut && !s.to_evaluate.empty()) {
+    const uint64_t key = s.to_evaluate.front();
+    s.to_evaluate.pop_front();
+    evaluate(self, key);
+  }
+  while (s.building < kMaxOut && !s.to_build.empty()) {
+    const uint64_t key = s.to_build.front();
+    s.to_build.pop_front();
+    build(self, key);
+  }
+}
+
+// Takes a node in: it waits for the build farm from now.
+void start(Self self, NodeTask task) {
+  auto& s = self->state;
+  const uint64_t key = s.next++;
+  InFlight& f = s.nodes[key];
+  f.task = std::move(task);
+  f.started = std::chrono::steady_clock::now();
+  s.to_build.push_back(key);
 }
 
 node_actor::behavior_type runner(Self self, NodeRun run, caf::weak_actor_ptr search, build_actor builds,
@@ -152,6 +203,7 @@ node_actor::behavior_type runner(Self self, NodeRun run, caf::weak_actor_ptr sea
   return {
       [self](atoms::start_atom, std::vector<NodeTask>& tasks) {
         for (auto& t : tasks) start(self, std::move(t));
+        pump(self);
       },
   };
 }
