@@ -153,9 +153,8 @@ std::string describe_machine(const std::string& backend, const std::string& mach
     char fast[64];
     std::snprintf(fast, sizeof fast, "%.1f GB/s", achieved_gbps);
     refused = std::string("copy bandwidth: not stated. The copy measured during the evaluation gave ") + gbps +
-              ", but " + (achieved_by.empty() ? "a measured run" : achieved_by) +
-              " moved the problem's bytes at " + fast +
-              ": the copy was measured while other work held the machine, so no memory floor is given; " + fast +
+              ", but " + (achieved_by.empty() ? "a measured run" : achieved_by) + " moved the problem's bytes at " +
+              fast + ": the copy was measured while other work held the machine, so no memory floor is given; " + fast +
               " is what this machine has been seen to sustain";
     gbps[0] = 0;
   }
@@ -342,10 +341,10 @@ std::string describe_parents(mu::data& d, const Proposal& p, const SearchGraph& 
     const NodeContext& pc = ctx.parents[0];
     d.set("parent", mu::data::type::bool_true);
     d.set("parent_id", std::to_string(parent->id));
-    d.set("parent_status",
-          std::string(status_name(parent->status)) +
-              (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" + time_and_change(*parent, g)
-                                 : ""));
+    d.set("parent_status", std::string(status_name(parent->status)) +
+                               (parent->correct() ? ", " + std::to_string(parent->fitness) + "x over PyTorch" +
+                                                        time_and_change(*parent, g)
+                                                  : ""));
     d.set("parent_source", pc.source);
     std::string report = pc.report.substr(0, 4000);
     if (parent->correct()) {  // a "where:" line locates a failure; on a correct kernel it only confuses
@@ -463,8 +462,7 @@ std::string reference_semantics(const ProblemSpec& spec) {
     if (end != std::string::npos && end - line < 6000)
       out += (out.empty() ? "" : "\n") +
              std::string("The libtorch reference (its i[k] is the k-th input listed below, the kernel's inputs[k]):") +
-             "\n```cpp\n" +
-             src.substr(line + 1, end - line - 1) + "\n```\n";
+             "\n```cpp\n" + src.substr(line + 1, end - line - 1) + "\n```\n";
   }
   return out;
 }
@@ -687,6 +685,47 @@ Expected<Offspring> LlmOperator::give_up(const std::string& why, bool duplicate)
   return Expected<Offspring>::failure("LLM: " + why);
 }
 
+namespace {
+
+// The kernel a reply holds: its code, or the parent's source patched by the reply's diff (from_diff).
+struct ReplyKernel {
+  std::string code;
+  bool from_diff = false;
+};
+
+// The reply's kernel, or (failure) the note a retry is asked with, saying why the reply cannot be used;
+// `missing` names what a reply without code lacks (class ModelNew, a CUDA kernel, ...).
+Expected<ReplyKernel> reply_kernel(const llm::Completion& reply, const std::string* parent_source,
+                                   const std::string& missing) {
+  using R = Expected<ReplyKernel>;
+  const ReplyCode rc = read_reply(reply.text);
+  if (!rc.diff_final && !rc.code.empty()) return ReplyKernel{rc.code, false};
+  // A diff against the parent is applied to the parent's source; one that does not apply is asked again.
+  if (rc.diff.empty()) {
+    const bool blank = strip_thinking(reply.text).find_first_not_of(" \t\r\n") == std::string::npos;
+    if (blank && !reply.refusal.empty()) return R::failure("the model refused: " + reply.refusal.substr(0, 300));
+    if (blank && (reply.reasoning || reply.text.find_first_not_of(" \t\r\n") != std::string::npos))
+      return R::failure("it had no text besides its reasoning");
+    return R::failure(blank ? "it was empty (no text at all)" : "it contains no " + missing);
+  }
+  if (!parent_source)
+    return R::failure(
+        "the reply is a diff, but there is no parent kernel to apply it to; a full source file is required");
+  auto applied = apply_unified_diff(*parent_source, rc.diff, "the parent");
+  if (!applied) return R::failure("your diff could not be applied: " + applied.error());
+  if (!defines_entry(*applied))
+    return R::failure("your diff, applied to the parent, leaves no source defining the kernel");
+  return ReplyKernel{std::move(*applied), true};
+}
+
+}  // namespace
+
+std::string LlmOperator::missing_words() const {
+  return kernelbench()        ? "class ModelNew"
+         : backend_ == "cuda" ? "CUDA kernel with its // @kevolve launch lines"
+                              : "source defining kevolve_kernel";
+}
+
 // One proposal: the prompt, at most two replies (the second asked with a note saying why the first could not
 // be used, and with a larger token limit when the first was cut), the child from the usable one.
 Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, Rng& rng, const OperatorContext& ctx) {
@@ -736,43 +775,16 @@ Expected<Offspring> LlmOperator::make(const Proposal& p, const SearchGraph& g, R
       note = "it called a tool, and no tools are available here: answer in plain text";
       continue;
     }
-    const ReplyCode rc = read_reply(reply->text);
-    std::string code = rc.diff_final ? std::string() : rc.code;
-    std::string patched;  // ", a diff on node N" when the code is the parent patched by the reply
-    if (code.empty()) {
-      // A diff against the parent is applied to the parent's source; one that does not apply is asked again.
-      if (rc.diff.empty()) {
-        ++unusable_;
-        const bool blank = strip_thinking(reply->text).find_first_not_of(" \t\r\n") == std::string::npos;
-        note =
-            blank && !reply->refusal.empty() ? "the model refused: " + reply->refusal.substr(0, 300)
-            : blank && (reply->reasoning || reply->text.find_first_not_of(" \t\r\n") != std::string::npos)
-                ? "it had no text besides its reasoning"
-            : blank ? "it was empty (no text at all)"
-                : "it contains no " + std::string(kernelbench()        ? "class ModelNew"
-                                                  : backend_ == "cuda" ? "CUDA kernel with its // @kevolve launch lines"
-                                                                       : "source defining kevolve_kernel");
-        continue;
-      }
-      if (!parent_source) {
-        ++unusable_;
-        note = "the reply is a diff, but there is no parent kernel to apply it to; a full source file is required";
-        continue;
-      }
-      auto applied = apply_unified_diff(*parent_source, rc.diff, "the parent");
-      if (!applied) {
-        ++unusable_;
-        note = "your diff could not be applied: " + applied.error();
-        continue;
-      }
-      if (!defines_entry(*applied)) {
-        ++unusable_;
-        note = "your diff, applied to the parent, leaves no source defining the kernel";
-        continue;
-      }
-      code = std::move(*applied);
-      patched = ", a diff on node " + std::to_string(p.parents.empty() ? ctx.parents[0].id : p.parents[0]);
+    auto kernel = reply_kernel(*reply, parent_source, missing_words());
+    if (!kernel) {
+      ++unusable_;
+      note = kernel.error();
+      continue;
     }
+    std::string code = std::move(kernel->code);
+    const std::string patched =  // ", a diff on node N" when the code is the parent patched by the reply
+        kernel->from_diff ? ", a diff on node " + std::to_string(p.parents.empty() ? ctx.parents[0].id : p.parents[0])
+                          : std::string();
     const std::string hash = std::to_string(std::hash<std::string>{}(code));
     if (g.has_params(
             {{"source", hash}})) {  // the search has this very kernel already: evaluating it again says nothing

@@ -159,7 +159,8 @@ class LlmOperator : public Operator {
   std::map<std::string, int> raised_max_tokens_;   // model -> the limit a cut reply raised it to
   std::string fence() const { return kernelbench() ? "python" : backend_ == "cuda" ? "cuda" : "cpp"; }
   std::string system_prompt() const;
-  std::string entry_words() const;  // what a usable reply must define, for this backend
+  std::string entry_words() const;    // what a usable reply must define, for this backend
+  std::string missing_words() const;  // what a reply without code lacks, for this backend
   // Counts a proposal without a usable reply (`duplicate`: both replies were kernels the search already has).
   Expected<Offspring> give_up(const std::string& why, bool duplicate = false);
 };
