@@ -80,6 +80,36 @@ TEST_CASE("a null-backend search evaluates exactly its budget and records every 
   fs::remove_all(dir);
 }
 
+TEST_CASE("a search with thousands in flight evaluates every node once and loses none", "[engine]") {
+  // More nodes in flight than the node runner sends on at once per stage (512): the rest wait in the runner
+  // and must each still be built, evaluated once and scored.
+  const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-wide-" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  RunConfig c = null_config(dir, 6000);
+  c.max_in_flight = 3000;
+  c.null_ledger = dir + ".ledger";
+  fs::remove(c.null_ledger);
+  auto s = run_search(c, gelu(), std::make_shared<NullOperator>(), {});
+  REQUIRE(s);
+  CHECK(s->finished);
+  CHECK(s->evaluated == 6000);
+  std::ifstream ledger(c.null_ledger);
+  std::set<std::string> evaluated;
+  size_t lines = 0;
+  for (std::string line; std::getline(ledger, line); ++lines) evaluated.insert(line);
+  CHECK(lines == 6000);  // each node evaluated once ...
+  CHECK(evaluated.size() == 6000);  // ... and every one of them
+  auto store = Store::open(c.store, true);
+  REQUIRE(store);
+  auto nodes = (*store)->nodes(c.search_id);
+  CHECK(nodes.size() == 6000);
+  size_t scored = 0;
+  for (auto& n : nodes) scored += n.scored() ? 1 : 0;
+  CHECK(scored == 6000);
+  fs::remove_all(dir);
+  fs::remove(c.null_ledger);
+}
+
 TEST_CASE("running a finished search again reports it without evaluating anything", "[engine]") {
   const std::string dir = (fs::temp_directory_path() / ("kevolve-engine-again-" + std::to_string(getpid()))).string();
   fs::remove_all(dir);
