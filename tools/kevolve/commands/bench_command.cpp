@@ -91,26 +91,50 @@ Measure measure(const ProblemSpec& spec, const std::string& store, int64_t candi
   return m;
 }
 
+// --serve HOST:PORT of kevolve bench engine: the dashboard of the measured run (127.0.0.1 only, with the token
+// of $KEVOLVE_DASHBOARD_TOKEN); none when `serve` is empty.
+Expected<std::optional<dashboard::ServerOptions>> serve_options(const std::string& serve) {
+  using R = Expected<std::optional<dashboard::ServerOptions>>;
+  if (serve.empty()) return std::optional<dashboard::ServerOptions>();
+  auto addr = parse_host_port(serve, true);
+  const char* token = std::getenv("KEVOLVE_DASHBOARD_TOKEN");
+  if (!addr || addr->first != "127.0.0.1") return R::failure("--serve takes 127.0.0.1:PORT");
+  if (!token || std::string(token).size() < 16)
+    return R::failure("--serve needs a token of at least 16 characters in $KEVOLVE_DASHBOARD_TOKEN");
+  dashboard::ServerOptions o;
+  o.host = addr->first;
+  o.port = addr->second;
+  o.token = token;
+  return std::optional<dashboard::ServerOptions>(std::move(o));
+}
+
+// The nodes read from the finished store at `dir` into a graph and strategy, as the search actor resumes.
+int64_t resume_load(const std::string& dir) {
+  int64_t loaded = 0;
+  auto store = Store::open(dir);
+  if (!store) return 0;
+  SearchGraph g;
+  StrategyConfig sc;
+  sc.max_children = 16;
+  GreedyStrategy strategy(sc);
+  const StoredNodes each = [&](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
+    return (*store)->each_node("bench", newest_first, [&](NodeRecord& n) {
+      ++loaded;
+      visit(n);
+    });
+  };
+  if (Status read = load_stored(g, strategy, each, 16384); !read)
+    std::cerr << "kevolve bench engine: the resume could not read the store: " << read.text() << "\n";
+  return loaded;
+}
+
 // measured_only: the measured run alone (no 100-in-flight run, so no bytes per in flight, and no resume step,
 // which reads every node into one graph): for sizes where those would take longer than the run itself.
 int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::string& serve, bool measured_only) {
-  std::optional<dashboard::ServerOptions> dash;
-  if (!serve.empty()) {
-    auto addr = parse_host_port(serve, true);
-    const char* token = std::getenv("KEVOLVE_DASHBOARD_TOKEN");
-    if (!addr || addr->first != "127.0.0.1") {
-      std::cerr << "kevolve bench engine: --serve takes 127.0.0.1:PORT\n";
-      return 2;
-    }
-    if (!token || std::string(token).size() < 16) {
-      std::cerr << "kevolve bench engine: --serve needs a token of at least 16 characters in "
-                   "$KEVOLVE_DASHBOARD_TOKEN\n";
-      return 2;
-    }
-    dash.emplace();
-    dash->host = addr->first;
-    dash->port = addr->second;
-    dash->token = token;
+  auto dash = serve_options(serve);
+  if (!dash) {
+    std::cerr << "kevolve bench engine: " << dash.error() << "\n";
+    return 2;
   }
   auto spec = resolve_problem("gelu", {});
   if (!spec) {
@@ -127,7 +151,7 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
     std::cerr << "kevolve: " << candidates << " candidates through the actor pipeline with up to " << in_flight
               << " in flight (null backend, RocksDB store in " << dir << ")...\n";
   const Measure small = measured_only ? Measure{} : measure(*spec, dir + "/small", candidates, 100);
-  const Measure big = measure(*spec, dir + "/big", candidates, in_flight, dash ? &*dash : nullptr);
+  const Measure big = measure(*spec, dir + "/big", candidates, in_flight, *dash ? &**dash : nullptr);
   // The engine's own resume: the same search, its budget raised by 1 % (at least 100), continues from the
   // finished store in a fresh process (load_search, then the search actor rebuilds its graph and strategy).
   const int64_t more = std::max<int64_t>(100, candidates / 100);
@@ -135,24 +159,7 @@ int bench_engine(int64_t candidates, int in_flight, bool as_json, const std::str
   // Resume: reopen the finished store and load the strategy from it as the search actor does, one record at a
   // time into a graph that keeps a window of the newest 16,384 (actors/search/search_actor.cpp, kGraphWindow).
   const auto t0 = std::chrono::steady_clock::now();
-  int64_t loaded = 0;
-  if (!measured_only) {
-    auto store = Store::open(dir + "/big");
-    if (store) {
-      SearchGraph g;
-      StrategyConfig sc;
-      sc.max_children = 16;
-      GreedyStrategy strategy(sc);
-      const StoredNodes each = [&](bool newest_first, const std::function<void(NodeRecord&)>& visit) {
-        return (*store)->each_node("bench", newest_first, [&](NodeRecord& n) {
-          ++loaded;
-          visit(n);
-        });
-      };
-      if (Status read = load_stored(g, strategy, each, 16384); !read)
-        std::cerr << "kevolve bench engine: the resume could not read the store: " << read.text() << "\n";
-    }
-  }
+  const int64_t loaded = measured_only ? 0 : resume_load(dir + "/big");
   const double resume_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::error_code ec;
   fs::remove_all(dir, ec);

@@ -137,9 +137,8 @@ int node(const std::string& config, const std::string& out, const std::string& s
   return run_config(config, out, store, &c);
 }
 
-}  // namespace
-
-void add_cluster_commands(CLI::App& app, int& exit_code) {
+// kevolve node: a search as the cluster's coordinator.
+void add_node_command(CLI::App& app, int& exit_code) {
   auto* n = app.add_subcommand(
       "node", "Run a search as a cluster coordinator: evaluators join over the network, consoles query it");
   auto config = std::make_shared<std::string>();
@@ -161,7 +160,10 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
       "waits "
       "while no evaluator is attached.");
   n->callback([=, &exit_code] { exit_code = node(*config, *out, *store); });
+}
 
+// kevolve evaluator: this machine's devices join a coordinator's search.
+void add_evaluator_command(CLI::App& app, int& exit_code) {
   auto* e = app.add_subcommand("evaluator", "Join a coordinator's search with this machine's devices");
   auto join = std::make_shared<std::string>();
   auto o = std::make_shared<cluster::EvaluatorOptions>();
@@ -200,32 +202,6 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
       "Reconnects with back-off (1 s doubling to 30 s) when the coordinator goes away; leaves (exit 0) when the node "
       "says it has finished, unless --stay; leaves (exit 4) after --wait-for-node seconds without a node; a wrong "
       "key, or a device the node refuses, ends it (exit 3). A node that cannot prove the key back is not joined.");
-  auto* k = app.add_subcommand("evaluator-key",
-                               "Print one machine's evaluator key (host:NAME:KEY), derived from the cluster's evaluator "
-                               "key in $KEVOLVE_EVALUATOR_KEY: give each evaluator machine only its own");
-  auto key_host = std::make_shared<std::string>();
-  k->add_option("HOST", *key_host, "The machine's host name, as `hostname` prints it there")->required();
-  k->footer("An evaluator started with this value in KEVOLVE_EVALUATOR_KEY registers devices of that host only; "
-            "with the cluster's key itself it derives its own host's key.");
-  k->callback([=, &exit_code] {
-    const auto secret = net::key_from_env("KEVOLVE_EVALUATOR_KEY");
-    if (!secret.error.empty()) {
-      std::cerr << "kevolve evaluator-key: " << secret.error << "\n";
-      exit_code = 2;
-      return;
-    }
-    if (secret.key.rfind("host:", 0) == 0 || !net::valid_host_name(*key_host)) {
-      std::cerr << "kevolve evaluator-key: "
-                << (secret.key.rfind("host:", 0) == 0 ? "KEVOLVE_EVALUATOR_KEY holds a host key, not the cluster's"
-                                                       : "'" + *key_host + "' is not a host name")
-                << "\n";
-      exit_code = 2;
-      return;
-    }
-    std::cout << "host:" << *key_host << ":" << net::host_key(secret.key, *key_host) << "\n";
-    exit_code = 0;
-  });
-
   e->callback([=, &exit_code] {
     auto addr = parse_host_port(*join);
     if (!addr) {
@@ -263,6 +239,44 @@ void add_cluster_commands(CLI::App& app, int& exit_code) {
     std::signal(SIGTERM, on_stop);
     cluster::run_evaluator(opt);  // does not return
   });
+}
+
+// kevolve evaluator-key: one machine's key, derived from the cluster's evaluator key.
+void add_evaluator_key_command(CLI::App& app, int& exit_code) {
+  auto* k = app.add_subcommand("evaluator-key",
+                               "Print one machine's evaluator key (host:NAME:KEY), derived from the cluster's evaluator "
+                               "key in $KEVOLVE_EVALUATOR_KEY: give each evaluator machine only its own");
+  auto key_host = std::make_shared<std::string>();
+  k->add_option("HOST", *key_host, "The machine's host name, as `hostname` prints it there")->required();
+  k->footer(
+      "An evaluator started with this value in KEVOLVE_EVALUATOR_KEY registers devices of that host only; "
+      "with the cluster's key itself it derives its own host's key.");
+  k->callback([=, &exit_code] {
+    const auto secret = net::key_from_env("KEVOLVE_EVALUATOR_KEY");
+    if (!secret.error.empty()) {
+      std::cerr << "kevolve evaluator-key: " << secret.error << "\n";
+      exit_code = 2;
+      return;
+    }
+    if (secret.key.rfind("host:", 0) == 0 || !net::valid_host_name(*key_host)) {
+      std::cerr << "kevolve evaluator-key: "
+                << (secret.key.rfind("host:", 0) == 0 ? "KEVOLVE_EVALUATOR_KEY holds a host key, not the cluster's"
+                                                      : "'" + *key_host + "' is not a host name")
+                << "\n";
+      exit_code = 2;
+      return;
+    }
+    std::cout << "host:" << *key_host << ":" << net::host_key(secret.key, *key_host) << "\n";
+    exit_code = 0;
+  });
+}
+
+}  // namespace
+
+void add_cluster_commands(CLI::App& app, int& exit_code) {
+  add_node_command(app, exit_code);
+  add_evaluator_command(app, exit_code);
+  add_evaluator_key_command(app, exit_code);
 }
 
 }  // namespace kevolve::cli

@@ -10,9 +10,10 @@
 
 namespace kevolve::cli {
 
-void add_kb_command(CLI::App& app, int& exit_code) {
-  auto* kb = app.add_subcommand("kb", "The knowledge base (hardware notes, optimisation patterns, debugging methods)");
-  kb->require_subcommand(1);
+namespace {
+
+// kb search: documents ranked for a query, as the operator would see them.
+void add_kb_search(CLI::App* kb, int& exit_code) {
   auto* search = kb->add_subcommand("search", "Rank knowledge documents for a query (BM25), as the operator would");
   auto query = std::make_shared<KbQuery>();
   auto root = std::make_shared<std::string>();
@@ -47,8 +48,10 @@ void add_kb_command(CLI::App& app, int& exit_code) {
     }
     exit_code = 0;
   });
+}
 
-  // kb template: one kernel template rendered, at its defaults or at the values given with --set.
+// kb template: one kernel template rendered, at its defaults or at the values given with --set.
+void add_kb_template(CLI::App* kb, int& exit_code) {
   struct TemplateArgs {
     std::string problem, backend = "cuda", hardware, root;
     std::vector<std::string> sets;
@@ -117,6 +120,15 @@ void add_kb_command(CLI::App& app, int& exit_code) {
     std::cout << *src;
     exit_code = 0;
   });
+}
+
+}  // namespace
+
+void add_kb_command(CLI::App& app, int& exit_code) {
+  auto* kb = app.add_subcommand("kb", "The knowledge base (hardware notes, optimisation patterns, debugging methods)");
+  kb->require_subcommand(1);
+  add_kb_search(kb, exit_code);
+  add_kb_template(kb, exit_code);
 }
 
 }  // namespace kevolve::cli

@@ -336,6 +336,78 @@ struct SuitePace {
   int problems = 0;         // problems worked on by this call (not taken as finished from a store)
 };
 
+// The run config of one problem's search in the suite.
+RunConfig suite_config(const SuiteArgs& a, const std::string& file, const std::string& id) {
+  RunConfig c;
+  c.problem = file;
+  c.search_id = id;
+  c.text = "# kevolve suite --budget " + std::to_string(a.budget) + " --backend " + a.backend + ": " + file + "\n";
+  c.backend = backend_traits(kernelbench_backend(parse_backend(a.backend).value_or(BackendKind::cpu))).name;
+  c.hardware = resolve_hardware(a.backend, "auto");
+  c.warm_start = false;  // every problem's search starts from the module as written, so budgets compare
+  c.directed = true;     // kernel mutations follow each parent's diagnosis, as the GPU benchmark searches do
+  c.seed = a.seed;
+  c.max_in_flight = 2;
+  c.build_workers = 1;  // a Python candidate's build only stores its source
+  c.strategy.name = "greedy";
+  c.strategy.max_children = 4;
+  c.budget.max_evaluations = a.budget;
+  c.store = a.store;
+  c.checkpoint_seconds = 0;
+  c.eval = a.options;
+  return c;
+}
+
+// Counts the scored nodes of the search into p's two arms (kernel, framework rewrite): tried, correct, failures
+// by verdict, and each arm's best. The best nodes' sources, by node id.
+Expected<std::map<uint64_t, std::string>> count_arms(const std::string& store_path, const std::string& search_id,
+                                                     ProblemResult& p) {
+  using R = Expected<std::map<uint64_t, std::string>>;
+  std::map<uint64_t, std::string> sources;
+  auto store = Store::open(store_path, true);
+  if (!store) return R::failure("store " + store_path + ": " + store.error());
+  for (auto& n : (*store)->nodes(search_id)) {
+    if (!n.scored()) continue;
+    ++p.evaluated;
+    auto impl = n.params.find(KernelBenchOperator::kImpl);
+    const bool kernel = impl != n.params.end() && (impl->second == "kernel" || impl->second == "generated");
+    ArmResult& arm = kernel ? p.kernel : p.framework;
+    ++arm.tried;
+    if (!n.correct()) {
+      ++arm.failures[std::string(status_name(n.status)) + (n.reason.empty() ? "" : " [" + n.reason + "]")];
+      continue;
+    }
+    ++arm.correct;
+    if (!arm.best || n.fitness > arm.search_speedup) {
+      arm.best = n.id;
+      arm.search_speedup = n.fitness;
+      if (auto src = (*store)->artifact(search_id, n.id, "source")) sources[n.id] = *src;
+    }
+  }
+  return sources;
+}
+
+// The best of each arm, once more: a fresh, verified measurement (the search's best is biased upward by
+// being the best of several), with the evaluator's own label and the torch.compile comparison.
+void retime_best(const SuiteArgs& a, const ProblemSpec& spec, const std::map<uint64_t, std::string>& sources,
+                 python::PythonBackend& backend, ProblemResult& p, SuitePace& pace,
+                 const std::function<void(const std::string&)>& say) {
+  for (auto [arm, what] : {std::pair{&p.kernel, "kernel"}, std::pair{&p.framework, "framework rewrite"}}) {
+    if (!arm->best || g_interrupted) continue;
+    say(std::string("re-evaluating the best ") + what + " (node " + std::to_string(arm->best) + ")");
+    const auto src = sources.find(arm->best);  // none when the store had no source for it: evaluated as empty
+    arm->retimed =
+        backend.evaluate_source(spec, python_candidate(src == sources.end() ? std::string() : src->second), a.options);
+    ++pace.evaluations;
+    say(std::string("the best ") + what + " re-evaluated: " + status_text(arm->retimed) +
+        (arm->retimed.status == EvalStatus::ok ? ", " + fmt(arm->retimed.speedup, "%.3f") + "x over eager" : ""));
+    if (arm == &p.kernel && arm->retimed.status == EvalStatus::ok && arm->retimed.kind != "kernel") {
+      arm->retimed.status = EvalStatus::rejected;  // the evaluator decides what counts as a generated kernel
+      arm->retimed.reason = "label";
+    }
+  }
+}
+
 ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::PythonBackend& backend,
                              SuitePace& pace) {
   ProblemResult p;
@@ -389,23 +461,7 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
   p.generated = setup->families.family;
   p.reason = setup->families.reason;
   say(setup->note);
-  RunConfig c;
-  c.problem = p.file;
-  c.search_id = id;
-  c.text = "# kevolve suite --budget " + std::to_string(a.budget) + " --backend " + a.backend + ": " + p.file + "\n";
-  c.backend = backend_traits(kernelbench_backend(parse_backend(a.backend).value_or(BackendKind::cpu))).name;
-  c.hardware = resolve_hardware(a.backend, "auto");
-  c.warm_start = false;  // every problem's search starts from the module as written, so budgets compare
-  c.directed = true;     // kernel mutations follow each parent's diagnosis, as the GPU benchmark searches do
-  c.seed = a.seed;
-  c.max_in_flight = 2;
-  c.build_workers = 1;  // a Python candidate's build only stores its source
-  c.strategy.name = "greedy";
-  c.strategy.max_children = 4;
-  c.budget.max_evaluations = a.budget;
-  c.store = a.store;
-  c.checkpoint_seconds = 0;
-  c.eval = a.options;
+  const RunConfig c = suite_config(a, p.file, id);
   say("search of " + std::to_string(a.budget) + " evaluations (" + c.search_id + " in " + a.store + ")");
   EngineOptions eo;
   eo.interrupted = &g_interrupted;
@@ -430,47 +486,13 @@ ProblemResult search_problem(const SuiteArgs& a, const fs::path& file, python::P
       (status->correct > 0 ? ", best " + fmt(status->best_fitness, "%.3f") + "x (node " +
                                  std::to_string(status->best_node) + ")"
                            : std::string(", no correct candidate")));
-  std::map<uint64_t, std::string> sources;
-  {
-    auto store = Store::open(a.store, true);
-    if (!store) {
-      p.error = "store " + a.store + ": " + store.error();
-      say(p.error);
-      return p;
-    }
-    for (auto& n : (*store)->nodes(c.search_id)) {
-      if (!n.scored()) continue;
-      ++p.evaluated;
-      auto impl = n.params.find(KernelBenchOperator::kImpl);
-      const bool kernel = impl != n.params.end() && (impl->second == "kernel" || impl->second == "generated");
-      ArmResult& arm = kernel ? p.kernel : p.framework;
-      ++arm.tried;
-      if (!n.correct()) {
-        ++arm.failures[std::string(status_name(n.status)) + (n.reason.empty() ? "" : " [" + n.reason + "]")];
-        continue;
-      }
-      ++arm.correct;
-      if (!arm.best || n.fitness > arm.search_speedup) {
-        arm.best = n.id;
-        arm.search_speedup = n.fitness;
-        if (auto src = (*store)->artifact(c.search_id, n.id, "source")) sources[n.id] = *src;
-      }
-    }
+  auto sources = count_arms(a.store, c.search_id, p);
+  if (!sources) {
+    p.error = sources.error();
+    say(p.error);
+    return p;
   }
-  // The best of each arm, once more: a fresh, verified measurement (the search's best is biased upward by
-  // being the best of several), with the evaluator's own label and the torch.compile comparison.
-  for (auto [arm, what] : {std::pair{&p.kernel, "kernel"}, std::pair{&p.framework, "framework rewrite"}}) {
-    if (!arm->best || g_interrupted) continue;
-    say(std::string("re-evaluating the best ") + what + " (node " + std::to_string(arm->best) + ")");
-    arm->retimed = backend.evaluate_source(spec, python_candidate(sources[arm->best]), a.options);
-    ++pace.evaluations;
-    say(std::string("the best ") + what + " re-evaluated: " + status_text(arm->retimed) +
-        (arm->retimed.status == EvalStatus::ok ? ", " + fmt(arm->retimed.speedup, "%.3f") + "x over eager" : ""));
-    if (arm == &p.kernel && arm->retimed.status == EvalStatus::ok && arm->retimed.kind != "kernel") {
-      arm->retimed.status = EvalStatus::rejected;  // the evaluator decides what counts as a generated kernel
-      arm->retimed.reason = "label";
-    }
-  }
+  retime_best(a, spec, *sources, backend, p, pace, say);
   if (g_interrupted) return p;
   keep_artifact(a.store, c.search_id, kResultArtifact, encode_result(p), say);
   return p;
