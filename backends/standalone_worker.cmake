@@ -22,7 +22,7 @@ add_library(kevolve_records STATIC ${KV_ROOT}/runtime/records/records.cpp ${KV_R
   ${KV_ROOT}/runtime/core/status.cpp ${KV_ROOT}/runtime/records/records_codec.cpp)
 target_include_directories(kevolve_records PUBLIC ${KV_ROOT})
 add_library(kevolve_harness STATIC ${KV_ROOT}/backends/harness/verify.cpp ${KV_ROOT}/backends/harness/stats.cpp
-  ${KV_ROOT}/backends/harness/judge.cpp)
+  ${KV_ROOT}/backends/harness/judge.cpp ${KV_ROOT}/backends/harness/cache_size.cpp)
 target_link_libraries(kevolve_harness PUBLIC kevolve_records)
 add_library(kevolve_reference STATIC ${KV_ROOT}/backends/reference/generators.cpp ${KV_ROOT}/backends/reference/references.cpp
   ${KV_ROOT}/backends/reference/reference_data.cpp)

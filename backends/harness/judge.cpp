@@ -21,11 +21,15 @@ std::optional<Verdict> judge_output(const CompareReport& rep, const OutputCheck&
   const std::string text = describe(rep, c.name, index) + " (" + c.where + ")";
   result.max_abs_err = std::max(result.max_abs_err, rep.max_abs);
   result.max_rel_err = std::max(result.max_rel_err, rep.max_rel);
+  // Outputs left unwritten on buffers the kernel has seen before (a timed run's, or trial 0's refilled),
+  // while it wrote them all on fresh ones: it skips work it bets is still there.
   if (rep.unwritten)
-    return c.phase == Phase::timed
-               ? Verdict{EvalStatus::rejected, "poison",
-                         "in a timed run, " + text + ": the kernel skipped work on buffers it had seen before", at}
-               : Verdict{EvalStatus::incorrect, "unwritten", text, at};
+    return c.phase == Phase::verify
+               ? Verdict{EvalStatus::incorrect, "unwritten", text, at}
+               : Verdict{EvalStatus::rejected, "poison",
+                         std::string(c.phase == Phase::timed ? "in a timed run, " : "on buffers refilled with new data, ") +
+                             text + ": the kernel skipped work on buffers it had seen before",
+                         at};
   if (rep.magnitude_fail) return Verdict{EvalStatus::rejected, "magnitude", text, at};
   if (c.phase == Phase::timed)
     return Verdict{EvalStatus::rejected, "timed_outputs",

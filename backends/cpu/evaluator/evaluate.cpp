@@ -21,6 +21,7 @@
 #include "backends/reference/references.hpp"
 #include "backends/cpu/evaluator/runner_process.hpp"
 #include "backends/harness/stats.hpp"
+#include "backends/harness/cache_size.hpp"
 #include "backends/harness/judge.hpp"
 #include "backends/harness/verify.hpp"
 #include "runtime/records/records_codec.hpp"
@@ -42,6 +43,8 @@ using harness::Verdict;
 
 using Clock = std::chrono::steady_clock;
 
+// Verification buffers of at least this many bytes are refilled from trial 2 on (see verify_shape()).
+constexpr int64_t kRefillBytes = int64_t(16) << 20;
 // Positions of each output checked after every timed run (see check()).
 constexpr int64_t kTimedPositions = 1 << 16;
 double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
@@ -217,6 +220,9 @@ class Evaluation {
 
   void release(const Slot& s) {
     for (auto& t : s.call.inputs) arena_.release(t.offset, t.bytes);
+    release_outputs(s);
+  }
+  void release_outputs(const Slot& s) {
     for (auto& t : s.call.outputs) {
       arena_.release(t.offset, t.bytes);
       if (t.snapshot_offset >= 0) arena_.release(t.snapshot_offset, t.bytes);
@@ -294,50 +300,81 @@ class Evaluation {
     return at;
   }
 
+  // The verification trials of one shape. Every trial gets fresh buffers (fresh data at fresh addresses: a
+  // kernel answering from memory of earlier data is caught by fresh_data), and with pointer_reuse on a last
+  // round refills trial 0's input buffers with new data (a kernel caching results by pointer answers for
+  // their previous data). For a shape whose buffers hold kRefillBytes or more, trials 2 onwards refill trial
+  // 0's buffers (inputs, outputs poisoned again before the call, snapshots) instead, and are that round:
+  // pointer caches are caught as before (pointer_reuse), work skipped on outputs seen before leaves them
+  // poisoned (poison), and trials 0 and 1 still see fresh addresses. A fresh page's first touch costs each
+  // process about 8 us on a VM with shadow paging (a 64 MB buffer: 0.13 s per process, six touches per
+  // trial); refilled buffers are already mapped by both.
   std::optional<Verdict> verify_shape(size_t index, const std::string& label, const ShapeBinding& shape) {
     std::vector<Tensors> earlier;  // expected outputs of the trials so far
     std::optional<Slot> first;
-    for (int t = 0; t < opt_.trials; ++t) {
-      const uint64_t seed = seed_for(index, static_cast<uint64_t>(t));
+    bool refilled_any = false;
+    const std::string shape_text = label + " (" + shape_string(shape) + ")";
+    for (int t = 0; t <= opt_.trials; ++t) {
+      // The last round is the refill of the old scheme, needed only when no trial refilled trial 0's buffers.
+      const bool refill_round = t == opt_.trials;
+      if (refill_round && (refilled_any || !on(Detector::pointer_reuse))) break;
       Tensors in, exp;
-      if (auto v = make_data(shape, seed, in, exp)) return v;
-      Slot s = make_slot(std::move(in), std::move(exp));
-      const std::string where = label + " (" + shape_string(shape) + "), trial " + std::to_string(t);
+      if (auto v = make_data(shape, seed_for(index, refill_round ? 1000 : static_cast<uint64_t>(t)), in, exp))
+        return v;
+      const bool refill = on(Detector::pointer_reuse) && first && fits(*first, in, exp) &&
+                          (refill_round || (t >= 2 && slot_bytes(*first) >= kRefillBytes));
+      if (refill_round && !refill) break;  // data-dependent sizes differ: the buffers cannot be reused
+      Slot s = refill ? refilled(*first, std::move(in), std::move(exp), /*same_outputs=*/!refill_round)
+                      : make_slot(std::move(in), std::move(exp));
+      const std::string where =
+          shape_text + (refill_round ? ", trial 0's buffers refilled"
+                                     : ", trial " + std::to_string(t) + (refill ? " on trial 0's buffers refilled" : ""));
       std::vector<CallOutcome> out;
       if (auto v = run_batch({&s}, out, where)) return v;
       std::vector<const Tensors*> prev;
       for (auto& e : earlier) prev.push_back(&e);
-      if (auto v = check(s, out[0], Phase::verify, where, prev)) return v;
+      if (auto v = check(s, out[0], refill ? Phase::refill : Phase::verify, where, prev)) return v;
       earlier.push_back(s.expected);
+      refilled_any |= refill;
       if (t == 0)
         first = std::move(s);
-      else
+      else if (!refill)
         release(s);
-    }
-    if (on(Detector::pointer_reuse)) {
-      // Same input buffers as trial 0, new data (when data is fresh), fresh output buffers.
-      const uint64_t seed = seed_for(index, 1000);
-      Tensors in, exp;
-      if (auto v = make_data(shape, seed, in, exp)) return v;
-      bool same_shapes = in.size() == first->inputs.size();
-      for (size_t i = 0; same_shapes && i < in.size(); ++i) same_shapes = in[i].sizes() == first->inputs[i].sizes();
-      if (same_shapes) {  // data-dependent sizes may differ; then the check cannot reuse the buffers
-        Slot s{in, exp, {}};
-        for (size_t i = 0; i < in.size(); ++i) {
-          ArenaTensor a = first->call.inputs[i];
-          std::memcpy(arena_.at(a.offset), in[i].data_ptr(), static_cast<size_t>(a.bytes));
-          s.call.inputs.push_back(a);
-        }
-        for (auto& t : exp) s.call.outputs.push_back(place(t, true));
-        const std::string where = label + " (" + shape_string(shape) + "), trial 0's buffers refilled";
-        std::vector<CallOutcome> out;
-        if (auto v = run_batch({&s}, out, where)) return v;
-        if (auto v = check(s, out[0], Phase::refill, where, {&first->expected})) return v;
-        release(s);
-      }
+      else if (refill_round)
+        release_outputs(s);
     }
     if (first) release(*first);
     return std::nullopt;
+  }
+
+  static int64_t slot_bytes(const Slot& slot) {
+    int64_t b = 0;
+    for (auto* v : {&slot.call.inputs, &slot.call.outputs})
+      for (auto& t : *v) b += t.bytes;
+    return b;
+  }
+
+  // Whether data of these sizes fits the buffers of `slot` (data-dependent sizes may differ).
+  static bool fits(const Slot& slot, const Tensors& in, const Tensors& exp) {
+    bool same = in.size() == slot.inputs.size() && exp.size() == slot.expected.size();
+    for (size_t i = 0; same && i < in.size(); ++i) same = in[i].sizes() == slot.inputs[i].sizes();
+    for (size_t i = 0; same && i < exp.size(); ++i) same = exp[i].sizes() == slot.expected[i].sizes();
+    return same;
+  }
+
+  // A slot on the input buffers of `slot` holding new data (copied in), on its outputs and their snapshots
+  // too when `same_outputs` (poisoned by the runner before the call, as in every verification call), else
+  // on fresh ones.
+  Slot refilled(const Slot& slot, Tensors in, Tensors exp, bool same_outputs) {
+    Slot s{std::move(in), std::move(exp), slot.call};
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      std::memcpy(arena_.at(s.call.inputs[i].offset), s.inputs[i].data_ptr(),
+                  static_cast<size_t>(s.call.inputs[i].bytes));
+    if (!same_outputs) {
+      s.call.outputs.clear();
+      for (auto& t : s.expected) s.call.outputs.push_back(place(t, true));
+    }
+    return s;
   }
 
   // One rotation set of the timing: its slot in the arena, the pristine inputs new values are made from
@@ -391,7 +428,7 @@ class Evaluation {
     int64_t set_bytes = 0;
     for (auto& t : base_in) set_bytes += t.numel() * t.element_size();
     for (auto& t : base_exp) set_bytes += t.numel() * t.element_size();
-    const int64_t rotate = opt_.rotate_bytes > 0 ? opt_.rotate_bytes : 2 * last_level_cache_bytes();
+    const int64_t rotate = opt_.rotate_bytes > 0 ? opt_.rotate_bytes : 2 * harness::last_level_cache_bytes();
     const int64_t m = std::clamp<int64_t>((rotate + set_bytes - 1) / std::max<int64_t>(set_bytes, 1), 2, 64);
     const bool fresh = on(Detector::fresh_data);
     std::list<TimingSet> sets;  // stable addresses: slots are referenced by pointer
@@ -644,12 +681,6 @@ class Evaluation {
     }
     const double gbps = 2.0 * static_cast<double>(n) / best / 1e9;
     return measured[n] = it != measured.end() ? std::max(it->second, gbps) : gbps;
-  }
-
-  static int64_t last_level_cache_bytes() {
-    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l3 <= 0) l3 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return l3 > 0 ? l3 : 32l << 20;
   }
 
   const EvalRequest& q_;

@@ -256,3 +256,39 @@ TEST_CASE(
     "[cheaters]") {
   check_case({"forged_snapshot.cpp", kSmall, Detector::escaped_work, {Detector::impossible_time}});
 }
+
+// On buffers of 16 MiB and more, verification trials from 2 on refill trial 0's buffers instead of taking fresh
+// ones (each fresh page costs a first touch in both processes). The cheats that fresh buffers caught are still
+// caught there, by the same detectors, and an honest kernel still passes.
+const char* kLarge = "tests/fixtures/problems/softmax_large/problem.toml";
+
+TEST_CASE("on large buffers results cached by pointer are caught by pointer_reuse in a refilled trial", "[cheaters]") {
+  const EvalResult r = eval_file(kLarge, "tests/backends/cpu/cheaters/pointer_cache.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "pointer_reuse");
+  CHECK(r.where.find("trial 2 on trial 0's buffers refilled") != std::string::npos);
+}
+
+TEST_CASE("on large buffers skipping work on outputs seen before is caught by poison in a refilled trial",
+          "[cheaters]") {
+  const EvalResult r = eval_file(kLarge, "tests/backends/cpu/cheaters/skip_seen_outputs.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "poison");
+  CHECK(r.message.find("on buffers refilled with new data") != std::string::npos);
+}
+
+TEST_CASE("on large buffers stale memory is caught by fresh_data on trial 1's fresh buffers", "[cheaters]") {
+  const EvalResult r = eval_file(kLarge, "tests/backends/cpu/cheaters/stale_memory.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::rejected);
+  CHECK(r.reason == "fresh_data");
+  CHECK(r.where.find("trial 1") != std::string::npos);
+}
+
+TEST_CASE("on large buffers an honest kernel passes every refilled trial", "[cheaters]") {
+  const EvalResult r = eval_file(kLarge, "problems/core/softmax_rows/naive.cpp");
+  INFO(status_name(r.status) << " [" << r.reason << "] " << r.message);
+  CHECK(r.status == EvalStatus::ok);
+}
