@@ -215,6 +215,64 @@ cluster::ClusterView view(Self self) {
   return v;
 }
 
+// A device joins: "" when registered (or registered already), else why it is refused.
+std::string register_device(Self self, const DeviceInfo& info, const caf::actor& hdl) {
+  if (!hdl) return "no device handle";
+  if (!parse_backend(info.backend)) return "backend '" + info.backend + "' (expected " + backend_names() + ")";
+  auto& st = self->state;
+  account(st);
+  for (auto& known : st.devices)
+    if (known.alive && known.hdl == hdl) return {};  // registered again after a lost answer: keep the one entry
+  if (auto owner = caf::actor_cast<caf::actor>(self->current_sender()))
+    if (std::find(st.owners.begin(), st.owners.end(), owner) == st.owners.end()) st.owners.push_back(owner);
+  Device d;
+  d.hdl = hdl;
+  d.info = info;
+  self->monitor(hdl);
+  for (auto& [problem, blob] : st.specs) caf::anon_send(hdl, atoms::spec_atom::value, problem, blob);
+  st.devices.push_back(std::move(d));
+  log::info("node") << "device " << info.host << ":" << info.pid << "/" << info.index << " joined (" << info.backend
+                    << ", " << info.name << ")";
+  dispatch(self);
+  return {};
+}
+
+// A console's command: pause, resume, cancel and submit go to the search or the engine; the rest are answered
+// from the registry's view.
+caf::result<std::string> console(Self self, const std::vector<std::string>& words) {
+  auto& st = self->state;
+  if (!words.empty() && (words[0] == "pause" || words[0] == "resume" || words[0] == "cancel")) {
+    if (words.size() != 2) return "error: usage: " + words[0] + " SEARCH\n";
+    auto it = st.by_id.find(words[1]);
+    if (it == st.by_id.end() || st.statuses[words[1]].finished) {
+      std::string running;
+      for (auto& [id, s] : st.statuses)
+        if (!s.finished) running += (running.empty() ? "" : ", ") + id;
+      return "error: search '" + words[1] +
+             "' is not running on this node (running: " + (running.empty() ? "none" : running) + ")\n";
+    }
+    auto rp = self->make_response_promise<std::string>();
+    self->request(it->second, std::chrono::seconds(10), atoms::control_atom::value, words[0])
+        .then([rp](ActionReply& r) mutable { rp.deliver(r.line() + "\n"); },
+              [self, rp](caf::error& e) mutable {
+                rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n");
+              });
+    return rp;
+  }
+  if (!words.empty() && words[0] == "submit") {
+    if (words.size() != 2) return "error: usage: submit CONFIG (a search config file on the node's machine)\n";
+    if (!st.engine) return "error: this node does not take submissions yet\n";
+    auto rp = self->make_response_promise<std::string>();
+    self->request(st.engine, std::chrono::seconds(120), atoms::submit_atom::value, words[1])
+        .then([rp](ActionReply& r) mutable { rp.deliver(r.line() + "\n"); },
+              [self, rp](caf::error& e) mutable {
+                rp.deliver("error: the node did not answer: " + self->system().render(e) + "\n");
+              });
+    return rp;
+  }
+  return cluster::console_command(words, view(self));
+}
+
 cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup setup) {
   self->state.setup = std::move(setup);
   self->set_down_handler([self](caf::down_msg& m) {
@@ -276,57 +334,10 @@ cluster_registry_actor::behavior_type registry(Self self, ClusterRegistrySetup s
         return rp;
       },
       [self](atoms::register_atom, const DeviceInfo& info, const caf::actor& hdl) -> std::string {
-        if (!hdl) return "no device handle";
-        if (!parse_backend(info.backend)) return "backend '" + info.backend + "' (expected " + backend_names() + ")";
-        auto& st = self->state;
-        account(st);
-        for (auto& known : st.devices)
-          if (known.alive && known.hdl == hdl) return {};  // registered again after a lost answer: keep the one entry
-        if (auto owner = caf::actor_cast<caf::actor>(self->current_sender()))
-          if (std::find(st.owners.begin(), st.owners.end(), owner) == st.owners.end()) st.owners.push_back(owner);
-        Device d;
-        d.hdl = hdl;
-        d.info = info;
-        self->monitor(hdl);
-        for (auto& [problem, blob] : st.specs) caf::anon_send(hdl, atoms::spec_atom::value, problem, blob);
-        st.devices.push_back(std::move(d));
-        log::info("node") << "device " << info.host << ":" << info.pid << "/" << info.index << " joined ("
-                  << info.backend << ", " << info.name << ")";
-        dispatch(self);
-        return {};
+        return register_device(self, info, hdl);
       },
       [self](atoms::console_atom, const std::vector<std::string>& words) -> caf::result<std::string> {
-        auto& st = self->state;
-        if (!words.empty() && (words[0] == "pause" || words[0] == "resume" || words[0] == "cancel")) {
-          if (words.size() != 2) return "error: usage: " + words[0] + " SEARCH\n";
-          auto it = st.by_id.find(words[1]);
-          if (it == st.by_id.end() || st.statuses[words[1]].finished) {
-            std::string running;
-            for (auto& [id, s] : st.statuses)
-              if (!s.finished) running += (running.empty() ? "" : ", ") + id;
-            return "error: search '" + words[1] +
-                   "' is not running on this node (running: " + (running.empty() ? "none" : running) + ")\n";
-          }
-          auto rp = self->make_response_promise<std::string>();
-          self->request(it->second, std::chrono::seconds(10), atoms::control_atom::value, words[0])
-              .then([rp](ActionReply& r) mutable { rp.deliver(r.line() + "\n"); },
-                    [self, rp](caf::error& e) mutable {
-                      rp.deliver("error: the search did not answer: " + self->system().render(e) + "\n");
-                    });
-          return rp;
-        }
-        if (!words.empty() && words[0] == "submit") {
-          if (words.size() != 2) return "error: usage: submit CONFIG (a search config file on the node's machine)\n";
-          if (!st.engine) return "error: this node does not take submissions yet\n";
-          auto rp = self->make_response_promise<std::string>();
-          self->request(st.engine, std::chrono::seconds(120), atoms::submit_atom::value, words[1])
-              .then([rp](ActionReply& r) mutable { rp.deliver(r.line() + "\n"); },
-                    [self, rp](caf::error& e) mutable {
-                      rp.deliver("error: the node did not answer: " + self->system().render(e) + "\n");
-                    });
-          return rp;
-        }
-        return cluster::console_command(words, view(self));
+        return console(self, words);
       },
       [self](atoms::watch_atom, const caf::actor& search) {
         self->state.searches.push_back(search);

@@ -132,6 +132,36 @@ caf::behavior client_bridge(caf::stateful_actor<ClientState>* self, std::shared_
   };
 }
 
+// How the evaluator connects to its coordinator.
+net::ConnectOptions connect_options(const EvaluatorOptions& o) {
+  net::ConnectOptions co;
+  co.host = o.host;
+  co.port = o.port;
+  co.role = net::Role::evaluator;
+  co.key = o.secret;
+  co.host_name = o.host_name;
+  co.tls = {o.tls_cert, o.tls_key, o.tls_ca, o.tls_server_name};
+  co.limits.heartbeat_s = o.heartbeat_s;
+  return co;
+}
+
+// Returns once the session's bridge has ended; a stop request closes the link and ends the bridge.
+void await_session(caf::actor_system& sys, const caf::actor& bridge, net::Link& link, const EvaluatorOptions& o) {
+  caf::scoped_actor self{sys};
+  self->monitor(bridge);
+  bool over = false;
+  while (!over) {
+    self->receive([&](caf::down_msg&) { over = true; }, caf::after(std::chrono::milliseconds(200)) >>
+                                                            [&] {
+                                                              if (stopping(o)) {
+                                                                link.close("stopped");
+                                                                caf::anon_send_exit(bridge,
+                                                                                    caf::exit_reason::user_shutdown);
+                                                              }
+                                                            });
+  }
+}
+
 }  // namespace
 
 void run_evaluator(const EvaluatorOptions& o) {
@@ -173,21 +203,13 @@ void run_evaluator(const EvaluatorOptions& o) {
     }
     auto end = std::make_shared<SessionEnd>();
     caf::actor bridge = sys.spawn(client_bridge, end, devices, infos, where);
-    net::ConnectOptions co;
-    co.host = o.host;
-    co.port = o.port;
-    co.role = net::Role::evaluator;
-    co.key = o.secret;
-    co.host_name = o.host_name;
-    co.tls = {o.tls_cert, o.tls_key, o.tls_ca, o.tls_server_name};
-    co.limits.heartbeat_s = o.heartbeat_s;
     net::LinkHandlers h;
     h.on_frame = [bridge](uint8_t kind, std::string payload) {
       caf::anon_send(bridge, atoms::frame_atom::value, kind, std::move(payload));
     };
     h.on_close = [bridge](const std::string& why) { caf::anon_send(bridge, atoms::closed_atom::value, why); };
     net::ConnectError why;
-    auto link = net::connect(co, std::move(h), &why);
+    auto link = net::connect(connect_options(o), std::move(h), &why);
     if (!link) {
       caf::anon_send_exit(bridge, caf::exit_reason::user_shutdown);
       if (why.refused) {
@@ -205,17 +227,7 @@ void run_evaluator(const EvaluatorOptions& o) {
     }
     caf::anon_send(bridge, atoms::start_atom::value);
     backoff = 1;
-    caf::scoped_actor self{sys};
-    self->monitor(bridge);
-    bool over = false;
-    while (!over) {
-      self->receive([&](caf::down_msg&) { over = true; }, caf::after(std::chrono::milliseconds(200)) >> [&] {
-        if (stopping(o)) {
-          (*link)->close("stopped");
-          caf::anon_send_exit(bridge, caf::exit_reason::user_shutdown);
-        }
-      });
-    }
+    await_session(sys, bridge, **link, o);
     alone_since = std::chrono::steady_clock::now();
     bool refused, finished;
     {
