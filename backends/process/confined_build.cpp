@@ -316,6 +316,162 @@ void reclaim(const std::string& dir) {
 
 std::string mib(int64_t b) { return std::to_string(b >> 20) + " MiB"; }
 
+// The confined root's steps: a small tmpfs, the toolchain read-only (with the places named by the toolchain's
+// variables and b.read_only), /dev null and urandom, /tmp, /proc, the build folder `dir` writable.
+void plan_root(Plan& p, const ConfinedBuild& b, const fs::path& dir) {
+  std::error_code ec;
+  std::vector<std::string> shown;
+  p.steps.push_back({Op::tmpfs, p.root, "size=1m,mode=0755"});
+  for (const char* t : kToolchain) shown.push_back(t);
+  auto show_glob = [&](const std::string& pattern) {
+    glob_t g{};
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i) shown.push_back(g.gl_pathv[i]);
+    globfree(&g);
+  };
+  show_glob("/opt/rocm*");
+  // Named places are shown by their real path (no link in their parents), never the whole filesystem.
+  std::vector<std::string> named;
+  for (const char* v : kToolchainPathVars)
+    if (const char* h = std::getenv(v); h && *h == '/') named.push_back(h);
+  // A libnvrtc named alone ($KEVOLVE_NVRTC) loads its builtins library from beside it.
+  if (const char* h = std::getenv("KEVOLVE_NVRTC"); h && *h == '/' && fs::is_regular_file(h, ec))
+    show_glob(fs::path(h).parent_path().string() + "/libnvrtc-builtins*");
+  named.insert(named.end(), b.read_only.begin(), b.read_only.end());
+  for (const auto& n : named) {
+    const auto c = fs::weakly_canonical(n, ec);
+    if (!ec && c.is_absolute() && c != "/") shown.push_back(c.string());
+  }
+  for (const auto& s : shown) show(p.root, s, p.steps, false);
+  p.steps.push_back({Op::mkdir, p.root + "/tmp", ""});
+  p.steps.push_back({Op::tmpfs, p.root + "/tmp", "size=64m,mode=1777"});
+  p.steps.push_back({Op::mkdir, p.root + "/dev", ""});
+  for (const char* d : {"/dev/null", "/dev/urandom"}) {
+    p.steps.push_back({Op::touch, p.root + d, ""});
+    p.steps.push_back({Op::bind_ro, d, p.root + d, remount_flags(d, true)});
+  }
+  p.steps.push_back({Op::mkdir, p.root + "/proc", ""});
+  p.steps.push_back({Op::proc, p.root + "/proc", "", 0, true});  // own PID namespace: its processes only
+  make_parents(p.root, dir, p.steps);
+  p.steps.push_back({Op::mkdir, p.root + p.dir, ""});
+  p.steps.push_back({Op::bind_rw, p.dir, p.root + p.dir, (remount_flags(p.dir, false) & ~MS_RDONLY)});
+  p.steps.push_back({Op::read_only, p.root, ""});
+}
+
+// The build's environment: what a compiler needs (PATH, the toolchain's variables, b.env), nothing of kevolve's;
+// its TMPDIR and HOME are the build folder `dir`.
+std::vector<std::string> build_env(const ConfinedBuild& b, const std::string& dir) {
+  std::vector<std::string> env;
+  const char* path = std::getenv("PATH");
+  env.push_back(std::string("PATH=") + (path && *path ? path : "/usr/local/bin:/usr/bin:/bin"));
+  for (const char* kv : {"LANG=C", "LC_ALL=C"}) env.push_back(kv);
+  env.push_back("TMPDIR=" + dir);
+  env.push_back("HOME=" + dir);
+  for (const char* v : kToolchainVars)
+    if (const char* h = std::getenv(v)) env.push_back(std::string(v) + "=" + h);
+  for (const auto& [k, v] : b.env) env.push_back(k + "=" + v);
+  return env;
+}
+
+// What the build wrote: its diagnostics (at most diagnostics_bytes) and B's status records.
+struct Collected {
+  std::string output, status;
+  bool cut = false;        // diagnostics beyond the bound were dropped
+  bool timed_out = false;  // the deadline passed before both pipes closed
+};
+
+// Reads both pipes until they close or timeout_s passes; closes them.
+Collected collect(int out_fd, int status_fd, double timeout_s, size_t diagnostics_bytes) {
+  Collected c;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd pf[2] = {{out_fd, POLLIN, 0}, {status_fd, POLLIN, 0}};
+  char buf[4096];
+  while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      c.timed_out = true;
+      break;
+    }
+    if (poll(pf, 2, static_cast<int>(std::min<long long>(left, INT_MAX))) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(pf[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(pf[i].fd);
+        pf[i].fd = -1;
+        continue;
+      }
+      std::string& to = i == 0 ? c.output : c.status;
+      const size_t cap = i == 0 ? diagnostics_bytes : 4096;
+      const size_t take = std::min(static_cast<size_t>(n), cap - std::min(cap, to.size()));
+      to.append(buf, take);
+      if (i == 0 && take < static_cast<size_t>(n)) c.cut = true;
+    }
+  }
+  for (auto& f : pf)
+    if (f.fd >= 0) close(f.fd);
+  return c;
+}
+
+// What was in force, from B's status records ("fs", "ns", "fatal ...", "exec", "step N" with an errno).
+struct InForce {
+  bool filesystem = false, namespaces = true, fatal = false, exec_failed = false;
+  std::string failures;  // what failed, in words: "showing /usr/lib: Permission denied; ..."
+};
+
+InForce in_force(const std::string& status, const Plan& p) {
+  InForce f;
+  size_t pos = 0;
+  while (pos < status.size()) {
+    size_t end = status.find('\n', pos);
+    if (end == std::string::npos) end = status.size();
+    const std::string line = status.substr(pos, end - pos);
+    pos = end + 1;
+    const auto sp = line.rfind(' ');
+    const std::string tag = line.substr(0, sp);
+    const int e = sp == std::string::npos ? 0 : std::atoi(line.c_str() + sp + 1);
+    if (tag == "fs") {
+      f.filesystem = true;
+      continue;
+    }
+    if (tag == "ns") f.namespaces = false;
+    if (tag.rfind("fatal", 0) == 0) f.fatal = true;
+    if (tag == "exec") f.exec_failed = true;
+    std::string what = tag;
+    if (tag.rfind("step ", 0) == 0) {
+      const size_t i = std::strtoul(tag.c_str() + 5, nullptr, 10);
+      if (i < p.steps.size()) what = "showing " + (p.steps[i].b.empty() ? p.steps[i].a : p.steps[i].b);
+    }
+    f.failures += (f.failures.empty() ? "" : "; ") + what + ": " + errno_text(e);
+  }
+  return f;
+}
+
+// The sandbox line of a build's result: what was in force (uid, namespaces, filesystem, limits, cgroup) and
+// what was meant to be and was not.
+std::string describe_sandbox(const Plan& p, const ConfinedBuild& b, const InForce& f, pid_t pid,
+                             const EvalCgroup* cgroup, bool emptied, const std::string& no_cgroup) {
+  std::string s = "build sandbox: ";
+  s += p.as_root ? "uid " + std::to_string(kRunnerIdBase + static_cast<uid_t>(pid)) + " (its own), no capabilities"
+                 : "uid " + std::to_string(getuid()) + " (the caller's)";
+  s += ", no_new_privs";
+  s += f.filesystem
+           ? ", mount namespace with the toolchain only (read-only), /dev null and urandom only, private /tmp, "
+             "the build folder its only writable place"
+           : ", NO private filesystem (every file this uid may read is readable)";
+  if (f.namespaces) s += ", own PID + network + IPC + UTS namespaces (no network)";
+  if (!p.as_root && f.namespaces) s += " in a user namespace";
+  s += ", stdin /dev/null, reduced environment, RLIMIT_AS/DATA " + mib(b.limits.memory_bytes) + ", CPU " +
+       std::to_string(static_cast<long>(b.timeout_s) + 1) + " s, FSIZE " + mib(b.limits.file_bytes);
+  s += p.as_root ? ", NPROC " + std::to_string(b.limits.processes) : ", processes not bounded (no uid of its own)";
+  s += ", no core files, diagnostics at most " + std::to_string(b.limits.diagnostics_bytes >> 10) + " KiB";
+  s += cgroup ? ", " + cgroup->describe() + (emptied ? ", emptied at the end" : ", NOT empty at the end")
+              : ", no cgroup (" + no_cgroup + ")";
+  if (!f.failures.empty()) s += " (not in force: " + f.failures + ")";
+  return s;
+}
+
 }  // namespace
 
 bool regular_file(const std::string& path) {
@@ -364,54 +520,10 @@ ConfinedResult run_confined(const ConfinedBuild& b) {
     return r;
   }
 
-  // The confined root: a small tmpfs, the toolchain read-only, /dev, /tmp, /proc, the build folder.
-  std::vector<std::string> shown;
-  p.steps.push_back({Op::tmpfs, p.root, "size=1m,mode=0755"});
-  for (const char* t : kToolchain) shown.push_back(t);
-  auto show_glob = [&](const std::string& pattern) {
-    glob_t g{};
-    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-      for (size_t i = 0; i < g.gl_pathc; ++i) shown.push_back(g.gl_pathv[i]);
-    globfree(&g);
-  };
-  show_glob("/opt/rocm*");
-  // Named places are shown by their real path (no link in their parents), never the whole filesystem.
-  std::vector<std::string> named;
-  for (const char* v : kToolchainPathVars)
-    if (const char* h = std::getenv(v); h && *h == '/') named.push_back(h);
-  // A libnvrtc named alone ($KEVOLVE_NVRTC) loads its builtins library from beside it.
-  if (const char* h = std::getenv("KEVOLVE_NVRTC"); h && *h == '/' && fs::is_regular_file(h, ec))
-    show_glob(fs::path(h).parent_path().string() + "/libnvrtc-builtins*");
-  named.insert(named.end(), b.read_only.begin(), b.read_only.end());
-  for (const auto& n : named) {
-    const auto c = fs::weakly_canonical(n, ec);
-    if (!ec && c.is_absolute() && c != "/") shown.push_back(c.string());
-  }
-  for (const auto& s : shown) show(p.root, s, p.steps, false);
-  p.steps.push_back({Op::mkdir, p.root + "/tmp", ""});
-  p.steps.push_back({Op::tmpfs, p.root + "/tmp", "size=64m,mode=1777"});
-  p.steps.push_back({Op::mkdir, p.root + "/dev", ""});
-  for (const char* d : {"/dev/null", "/dev/urandom"}) {
-    p.steps.push_back({Op::touch, p.root + d, ""});
-    p.steps.push_back({Op::bind_ro, d, p.root + d, remount_flags(d, true)});
-  }
-  p.steps.push_back({Op::mkdir, p.root + "/proc", ""});
-  p.steps.push_back({Op::proc, p.root + "/proc", "", 0, true});  // own PID namespace: its processes only
-  make_parents(p.root, dir, p.steps);
-  p.steps.push_back({Op::mkdir, p.root + p.dir, ""});
-  p.steps.push_back({Op::bind_rw, p.dir, p.root + p.dir, (remount_flags(p.dir, false) & ~MS_RDONLY)});
-  p.steps.push_back({Op::read_only, p.root, ""});
+  plan_root(p, b, dir);
 
   // The environment: what a compiler needs, nothing of kevolve's.
-  std::vector<std::string> env;
-  const char* path = std::getenv("PATH");
-  env.push_back(std::string("PATH=") + (path && *path ? path : "/usr/local/bin:/usr/bin:/bin"));
-  for (const char* kv : {"LANG=C", "LC_ALL=C"}) env.push_back(kv);
-  env.push_back("TMPDIR=" + p.dir);
-  env.push_back("HOME=" + p.dir);
-  for (const char* v : kToolchainVars)
-    if (const char* h = std::getenv(v)) env.push_back(std::string(v) + "=" + h);
-  for (const auto& [k, v] : b.env) env.push_back(k + "=" + v);
+  std::vector<std::string> env = build_env(b, p.dir);
   std::vector<std::string> args = b.argv;
   for (auto& s : args) p.argv.push_back(s.data());
   p.argv.push_back(nullptr);
@@ -455,36 +567,9 @@ ConfinedResult run_confined(const ConfinedBuild& b) {
   }
 
   // Diagnostics (bounded) and the status records, until both pipes close or the deadline passes.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(b.timeout_s);
-  std::string status;
-  bool cut = false;
-  pollfd pf[2] = {{out[0], POLLIN, 0}, {st[0], POLLIN, 0}};
-  char buf[4096];
-  while (pf[0].fd >= 0 || pf[1].fd >= 0) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      break;
-    }
-    if (poll(pf, 2, static_cast<int>(std::min<long long>(left, INT_MAX))) <= 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = read(pf[i].fd, buf, sizeof buf);
-      if (n <= 0) {
-        close(pf[i].fd);
-        pf[i].fd = -1;
-        continue;
-      }
-      std::string& to = i == 0 ? r.output : status;
-      const size_t cap = i == 0 ? b.limits.diagnostics_bytes : 4096;
-      const size_t take = std::min(static_cast<size_t>(n), cap - std::min(cap, to.size()));
-      to.append(buf, take);
-      if (i == 0 && take < static_cast<size_t>(n)) cut = true;
-    }
-  }
-  for (auto& f : pf)
-    if (f.fd >= 0) close(f.fd);
+  Collected got = collect(out[0], st[0], b.timeout_s, b.limits.diagnostics_bytes);
+  r.output = std::move(got.output);
+  r.timed_out = got.timed_out;
   if (r.timed_out) kill(-pid, SIGKILL), kill(pid, SIGKILL);  // B and everything in its namespace die with A
   int ws = 0;
   while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
@@ -492,57 +577,17 @@ ConfinedResult run_confined(const ConfinedBuild& b) {
   const bool emptied = !cgroup || cgroup->kill_all();
   reclaim(p.dir);
   rmdir(p.root.c_str());
-  if (cut) r.output += "\n[diagnostics cut at " + std::to_string(b.limits.diagnostics_bytes >> 10) + " KiB]\n";
+  if (got.cut) r.output += "\n[diagnostics cut at " + std::to_string(b.limits.diagnostics_bytes >> 10) + " KiB]\n";
 
   // What was in force, from B's records.
-  bool filesystem = false, namespaces = true, fatal = false, exec_failed = false;
-  std::string failures;
-  size_t pos = 0;
-  while (pos < status.size()) {
-    size_t end = status.find('\n', pos);
-    if (end == std::string::npos) end = status.size();
-    const std::string line = status.substr(pos, end - pos);
-    pos = end + 1;
-    const auto sp = line.rfind(' ');
-    const std::string tag = line.substr(0, sp);
-    const int e = sp == std::string::npos ? 0 : std::atoi(line.c_str() + sp + 1);
-    if (tag == "fs") {
-      filesystem = true;
-      continue;
-    }
-    if (tag == "ns") namespaces = false;
-    if (tag.rfind("fatal", 0) == 0) fatal = true;
-    if (tag == "exec") exec_failed = true;
-    std::string what = tag;
-    if (tag.rfind("step ", 0) == 0) {
-      const size_t i = std::strtoul(tag.c_str() + 5, nullptr, 10);
-      if (i < p.steps.size()) what = "showing " + (p.steps[i].b.empty() ? p.steps[i].a : p.steps[i].b);
-    }
-    failures += (failures.empty() ? "" : "; ") + what + ": " + errno_text(e);
-  }
-  r.started = !fatal;  // a program not found is its exit status 127, as from a shell
-  if (fatal) r.output = "the build sandbox could not be made (" + failures + ")\n" + r.output;
-  if (exec_failed) r.output = "cannot run " + b.argv[0] + ": not found in the build's toolchain\n" + r.output;
+  const InForce f = in_force(got.status, p);
+  r.started = !f.fatal;  // a program not found is its exit status 127, as from a shell
+  if (f.fatal) r.output = "the build sandbox could not be made (" + f.failures + ")\n" + r.output;
+  if (f.exec_failed) r.output = "cannot run " + b.argv[0] + ": not found in the build's toolchain\n" + r.output;
   r.exit_code = r.timed_out || !WIFEXITED(ws) || WEXITSTATUS(ws) >= 128 ? -1 : WEXITSTATUS(ws);
-  if (exec_failed) r.exit_code = 127;
+  if (f.exec_failed) r.exit_code = 127;
 
-  std::string s = "build sandbox: ";
-  s += p.as_root ? "uid " + std::to_string(kRunnerIdBase + static_cast<uid_t>(pid)) + " (its own), no capabilities"
-                 : "uid " + std::to_string(getuid()) + " (the caller's)";
-  s += ", no_new_privs";
-  s += filesystem ? ", mount namespace with the toolchain only (read-only), /dev null and urandom only, private /tmp, "
-                    "the build folder its only writable place"
-                  : ", NO private filesystem (every file this uid may read is readable)";
-  if (namespaces) s += ", own PID + network + IPC + UTS namespaces (no network)";
-  if (!p.as_root && namespaces) s += " in a user namespace";
-  s += ", stdin /dev/null, reduced environment, RLIMIT_AS/DATA " + mib(b.limits.memory_bytes) + ", CPU " +
-       std::to_string(static_cast<long>(b.timeout_s) + 1) + " s, FSIZE " + mib(b.limits.file_bytes);
-  s += p.as_root ? ", NPROC " + std::to_string(b.limits.processes) : ", processes not bounded (no uid of its own)";
-  s += ", no core files, diagnostics at most " + std::to_string(b.limits.diagnostics_bytes >> 10) + " KiB";
-  s += cgroup ? ", " + cgroup->describe() + (emptied ? ", emptied at the end" : ", NOT empty at the end")
-              : ", no cgroup (" + no_cgroup + ")";
-  if (!failures.empty()) s += " (not in force: " + failures + ")";
-  r.sandbox = s;
+  r.sandbox = describe_sandbox(p, b, f, pid, cgroup ? &*cgroup : nullptr, emptied, no_cgroup);
   return r;
 }
 
