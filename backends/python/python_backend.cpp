@@ -384,12 +384,12 @@ static std::string compile_cache_file() {
   return dir.empty() ? "" : dir + "/torch-compile-baselines.json";
 }
 
-EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o,
-                              bool reference) {
-  const std::string py = torch_python();
-  if (py.empty())
-    return make_verdict(EvalStatus::harness_error, "worker",
-                        "no python3 with torch on this machine (set KEVOLVE_PYTHON)", o.detectors);
+namespace {
+
+// The Python evaluator's command line for one evaluation of `candidate` (the reference's own, `reference`: its
+// roofline, no static scan) with the options' detectors.
+std::vector<std::string> evaluator_args(const ProblemSpec& spec, const std::string& candidate,
+                                        const std::string& device, const EvalOptions& o, bool reference) {
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> argv{"--json",
                                 "--problem",
@@ -397,7 +397,7 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
                                 "--candidate",
                                 candidate,
                                 "--device",
-                                device_,
+                                device,
                                 "--threads",
                                 std::to_string(threads),
                                 "--trials",
@@ -423,6 +423,18 @@ EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candid
   if (!o.detectors.on(Detector::impossible_time))  // the evaluator's clock over each pass, and the bandwidth floor
     argv.insert(argv.end(), {"--detector-off", "timer", "--detector-off", "impossible_time"});
   if (!o.detectors.on(Detector::queued_work)) argv.insert(argv.end(), {"--detector-off", "queued_work"});
+  return argv;
+}
+
+}  // namespace
+
+EvalResult PythonBackend::run(const ProblemSpec& spec, const std::string& candidate, const EvalOptions& o,
+                              bool reference) {
+  const std::string py = torch_python();
+  if (py.empty())
+    return make_verdict(EvalStatus::harness_error, "worker",
+                        "no python3 with torch on this machine (set KEVOLVE_PYTHON)", o.detectors);
+  const std::vector<std::string> argv = evaluator_args(spec, candidate, device_, o, reference);
   // The Python evaluator bounds its runner itself, with limits that follow the reference's measured time
   // (a slow reference at KernelBench's sizes gets more). This is the last resort, should the trusted
   // evaluator itself stop answering.
