@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -29,6 +30,38 @@ __global__ void hold_sm(unsigned long long ns) {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
   if (t == 0) unused[threadIdx.x] = 0;
+}
+
+// Forward progress when the grid does not fit: another stream's kernel holds most SMs for 20 ms, so only
+// part of the grid is resident at first; a block that waited for a chunk whose block cannot start would
+// hang here (reported after 10 s of wall time, when the holder has long finished). The exit code: 1 on a hang.
+int forward_progress(const char* name, unsigned grid, unsigned block, unsigned smem, kv_cuda_args a,
+                     const std::function<long long()>& wrong_16) {
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const int held = sms - sms / 8, hold_smem = 200 * 1024;
+  cudaFuncSetAttribute(hold_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, hold_smem);
+  cudaStream_t s1, s2;
+  cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+  cudaMemset(a.outputs[0].data, 0, a.outputs[0].shape[0] * 8);
+  cudaMemset(a.outputs[1].data, 0, a.outputs[1].shape[0] * 8);
+  cudaDeviceSynchronize();
+  hold_sm<<<held, 1024, hold_smem, s1>>>(20000000ull);
+  batch_event_truncate_kernel<<<grid, block, smem, s2>>>(a);
+  const auto t0 = std::chrono::steady_clock::now();
+  cudaError_t q;
+  while ((q = cudaStreamQuery(s2)) == cudaErrorNotReady &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (q == cudaErrorNotReady) {
+    printf("%s with %d of %d SMs held by another kernel: did not finish in 10 s (hang)\n", name, held, sms);
+    return 1;
+  }
+  cudaDeviceSynchronize();
+  printf("%s K=16 with %d of %d SMs held by another kernel for 20 ms: %s, %lld wrong\n", name, held, sms,
+         cudaGetErrorString(q), wrong_16());
+  return 0;
 }
 
 int main(int argc, char** argv) {
@@ -110,35 +143,5 @@ int main(int argc, char** argv) {
     printf("%s K=%lld: median %.4f ms (p10 %.4f p90 %.4f), %lld wrong, kept %lld, %.0f GB/s of kept bytes\n", argv[1],
            K, t.median, t.p10, t.p90, bad, m, bytes / t.median / 1e6);
   }
-  // Forward progress when the grid does not fit: another stream's kernel holds most SMs for 20 ms, so only
-  // part of the grid is resident at first; a block that waited for a chunk whose block cannot start would
-  // hang here (reported after 10 s of wall time, when the holder has long finished).
-  {
-    int sms = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    const int held = sms - sms / 8, hold_smem = 200 * 1024;
-    cudaFuncSetAttribute(hold_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, hold_smem);
-    cudaStream_t s1, s2;
-    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
-    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
-    cudaMemset(out_values.data, 0, out_values.shape[0] * 8);
-    cudaMemset(out_lengths.data, 0, B * 8);
-    cudaDeviceSynchronize();
-    hold_sm<<<held, 1024, hold_smem, s1>>>(20000000ull);
-    kv_cuda_args a = args(16);
-    batch_event_truncate_kernel<<<grid, block, smem, s2>>>(a);
-    const auto t0 = std::chrono::steady_clock::now();
-    cudaError_t q;
-    while ((q = cudaStreamQuery(s2)) == cudaErrorNotReady &&
-           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (q == cudaErrorNotReady) {
-      printf("%s with %d of %d SMs held by another kernel: did not finish in 10 s (hang)\n", argv[1], held, sms);
-      return 1;
-    }
-    cudaDeviceSynchronize();
-    printf("%s K=16 with %d of %d SMs held by another kernel for 20 ms: %s, %lld wrong\n", argv[1], held, sms,
-           cudaGetErrorString(q), wrong(16));
-  }
-  return 0;
+  return forward_progress(argv[1], grid, block, smem, args(16), [&] { return wrong(16); });
 }

@@ -28,6 +28,49 @@ at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w, double eps) {
 }
 #endif
 
+// The references longer than a line, each with the formula its registry entry states.
+Tensors map_id(const Tensors& i, const Params&) {
+  const auto& keys = i[0];
+  const auto& ids = i[1];
+  auto idx = at::searchsorted(keys, ids).clamp_max(keys.numel() - 1);
+  return Tensors{at::where(keys.index_select(0, idx.reshape({-1})).reshape(ids.sizes()) == ids, idx,
+                           at::full({}, -1, ids.options()))};
+}
+
+Tensors merge_bucketized_dense(const Tensors& i, const Params&) {
+  const auto& x = i[0];
+  const auto off = i[1].cpu().contiguous();  // the offsets drive a host loop, as in eager PyTorch
+  const auto& b = i[2];
+  const int64_t F = x.size(1);
+  const int64_t* o = off.data_ptr<int64_t>();
+  Tensors cols;
+  int64_t base = 0;
+  for (int64_t f = 0; f < F; ++f) {
+    auto seg = b.slice(0, o[f], o[f + 1]);
+    cols.push_back(at::bucketize(x.select(1, f), seg) + base);
+    base += (o[f + 1] - o[f]) + 1;
+  }
+  return Tensors{at::stack(cols, 1)};
+}
+
+Tensors batch_event_truncate(const Tensors& i, const Params& q) {
+  const auto& lengths = i[0];
+  const auto& values = i[1];
+  const int64_t K = static_cast<int64_t>(q[0]);
+  const int64_t B = lengths.numel();
+  auto seg = at::repeat_interleave(at::arange(B, lengths.options()), lengths);
+  auto starts = lengths.cumsum(0) - lengths;
+  auto pos = at::arange(values.numel(), lengths.options()) - starts.index_select(0, seg);
+  auto keep = pos >= (lengths.index_select(0, seg) - K);
+  return Tensors{values.masked_select(keep), lengths.clamp_max(K)};
+}
+
+Tensors fm_interaction(const Tensors& i, const Params&) {
+  const auto& e = i[0];
+  auto s = e.sum(1);
+  return Tensors{0.5 * (s * s - (e * e).sum(1)).sum(-1)};
+}
+
 std::vector<Reference> make_registry() {
   std::vector<Reference> r;
   r.push_back({"rmsnorm_fwd", kRmsFormula, {"x", "weight"}, [](const Tensors& in, const Params& p) {
@@ -66,71 +109,21 @@ std::vector<Reference> make_registry() {
   r.push_back({"map_id",
                "idx = torch.searchsorted(keys, ids).clamp(max=K-1); torch.where(keys[idx] == ids, idx, -1)",
                {"keys", "ids"},
-               [](const Tensors& in, const Params& p) {
-                 return simple(
-                     [](const Tensors& i, const Params&) {
-                       const auto& keys = i[0];
-                       const auto& ids = i[1];
-                       auto idx = at::searchsorted(keys, ids).clamp_max(keys.numel() - 1);
-                       return Tensors{at::where(keys.index_select(0, idx.reshape({-1})).reshape(ids.sizes()) == ids,
-                                                idx, at::full({}, -1, ids.options()))};
-                     },
-                     in, p);
-               }});
+               [](const Tensors& in, const Params& p) { return simple(map_id, in, p); }});
   r.push_back({"merge_bucketized_dense",
                "torch.stack([torch.bucketize(x[:, f], boundaries[off[f]:off[f+1]]) + base_f for f in range(F)], 1)",
                {"x", "offsets", "boundaries"},
-               [](const Tensors& in, const Params& p) {
-                 return simple(
-                     [](const Tensors& i, const Params&) {
-                       const auto& x = i[0];
-                       const auto off = i[1].cpu().contiguous();  // the offsets drive a host loop, as in eager PyTorch
-                       const auto& b = i[2];
-                       const int64_t F = x.size(1);
-                       const int64_t* o = off.data_ptr<int64_t>();
-                       Tensors cols;
-                       int64_t base = 0;
-                       for (int64_t f = 0; f < F; ++f) {
-                         auto seg = b.slice(0, o[f], o[f + 1]);
-                         cols.push_back(at::bucketize(x.select(1, f), seg) + base);
-                         base += (o[f + 1] - o[f]) + 1;
-                       }
-                       return Tensors{at::stack(cols, 1)};
-                     },
-                     in, p);
-               }});
+               [](const Tensors& in, const Params& p) { return simple(merge_bucketized_dense, in, p); }});
   r.push_back(
       {"batch_event_truncate",
        "seg = repeat_interleave(arange(B), lengths); pos = arange(N) - starts[seg]; keep = pos >= lengths[seg] - K; "
        "(values[keep], lengths.clamp(max=K))",
        {"lengths", "values", "timestamps"},
-       [](const Tensors& in, const Params& p) {
-         return simple(
-             [](const Tensors& i, const Params& q) {
-               const auto& lengths = i[0];
-               const auto& values = i[1];
-               const int64_t K = static_cast<int64_t>(q[0]);
-               const int64_t B = lengths.numel();
-               auto seg = at::repeat_interleave(at::arange(B, lengths.options()), lengths);
-               auto starts = lengths.cumsum(0) - lengths;
-               auto pos = at::arange(values.numel(), lengths.options()) - starts.index_select(0, seg);
-               auto keep = pos >= (lengths.index_select(0, seg) - K);
-               return Tensors{values.masked_select(keep), lengths.clamp_max(K)};
-             },
-             in, p);
-       }});
+       [](const Tensors& in, const Params& p) { return simple(batch_event_truncate, in, p); }});
   r.push_back({"fm_interaction",
                "s = e.sum(1); 0.5 * (s * s - (e * e).sum(1)).sum(-1)",
                {"e"},
-               [](const Tensors& in, const Params& p) {
-                 return simple(
-                     [](const Tensors& i, const Params&) {
-                       const auto& e = i[0];
-                       auto s = e.sum(1);
-                       return Tensors{0.5 * (s * s - (e * e).sum(1)).sum(-1)};
-                     },
-                     in, p);
-               }});
+               [](const Tensors& in, const Params& p) { return simple(fm_interaction, in, p); }});
   return r;
 }
 

@@ -72,6 +72,50 @@ int quiesce(int& baseline) {
   return at_return;
 }
 
+// Runs the evaluator's batches of calls until the command pipe closes: each call timed, its outputs poisoned
+// and snapshotted as the batch's flags ask, the threads it left behind counted. Returns the exit code.
+int serve(Entry entry, char* base, int baseline) {
+  while (auto frame = wire::read_frame(kCommandFd)) {
+    Batch b;
+    try {
+      wire::Reader r(*frame);
+      decode(r, b);
+    } catch (const wire::DecodeError& e) {
+      std::fprintf(stderr, "runner: bad command: %s\n", e.what());
+      return 6;
+    }
+    if (b.flags & kPoison)
+      for (auto& c : b.calls)
+        for (auto& o : c.outputs)
+          harness::poison_fill(base + o.offset, static_cast<DType>(o.dtype),
+                               o.bytes / dtype_size(static_cast<DType>(o.dtype)));
+    std::vector<CallOutcome> out(b.calls.size());
+    std::vector<kv_tensor> ins, outs;
+    for (size_t i = 0; i < b.calls.size(); ++i) {
+      const Call& c = b.calls[i];
+      ins.clear();
+      outs.clear();
+      for (auto& t : c.inputs) ins.push_back(descriptor(base, t));
+      for (auto& t : c.outputs) outs.push_back(descriptor(base, t));
+      kv_args a{ins.data(),      static_cast<int32_t>(ins.size()),      outs.data(), static_cast<int32_t>(outs.size()),
+                b.params.data(), static_cast<int32_t>(b.params.size()), nullptr};
+      const bool dry = (b.flags & kDry) != 0;
+      const int64_t t0 = now_ns();
+      const int rc = dry ? 0 : entry(&a);
+      const int64_t t1 = now_ns();
+      if (b.flags & kSnapshot)
+        for (auto& t : c.outputs)  // an output without a snapshot place (a timing set's) takes none
+          if (t.snapshot_offset >= 0)
+            std::memcpy(base + t.snapshot_offset, base + t.offset, static_cast<size_t>(t.bytes));
+      out[i] = CallOutcome{rc, t1 - t0, quiesce(baseline)};
+    }
+    wire::Writer w;
+    encode(w, out);
+    if (!wire::write_frame(kReplyFd, w.bytes())) return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,43 +201,5 @@ int main(int argc, char** argv) {
     }
   reply_hello(Status::success(), baseline);
 
-  while (auto frame = wire::read_frame(kCommandFd)) {
-    Batch b;
-    try {
-      wire::Reader r(*frame);
-      decode(r, b);
-    } catch (const wire::DecodeError& e) {
-      std::fprintf(stderr, "runner: bad command: %s\n", e.what());
-      return 6;
-    }
-    if (b.flags & kPoison)
-      for (auto& c : b.calls)
-        for (auto& o : c.outputs)
-          harness::poison_fill(base + o.offset, static_cast<DType>(o.dtype),
-                               o.bytes / dtype_size(static_cast<DType>(o.dtype)));
-    std::vector<CallOutcome> out(b.calls.size());
-    std::vector<kv_tensor> ins, outs;
-    for (size_t i = 0; i < b.calls.size(); ++i) {
-      const Call& c = b.calls[i];
-      ins.clear();
-      outs.clear();
-      for (auto& t : c.inputs) ins.push_back(descriptor(base, t));
-      for (auto& t : c.outputs) outs.push_back(descriptor(base, t));
-      kv_args a{ins.data(),      static_cast<int32_t>(ins.size()),      outs.data(), static_cast<int32_t>(outs.size()),
-                b.params.data(), static_cast<int32_t>(b.params.size()), nullptr};
-      const bool dry = (b.flags & kDry) != 0;
-      const int64_t t0 = now_ns();
-      const int rc = dry ? 0 : entry(&a);
-      const int64_t t1 = now_ns();
-      if (b.flags & kSnapshot)
-        for (auto& t : c.outputs)  // an output without a snapshot place (a timing set's) takes none
-          if (t.snapshot_offset >= 0)
-            std::memcpy(base + t.snapshot_offset, base + t.offset, static_cast<size_t>(t.bytes));
-      out[i] = CallOutcome{rc, t1 - t0, quiesce(baseline)};
-    }
-    wire::Writer w;
-    encode(w, out);
-    if (!wire::write_frame(kReplyFd, w.bytes())) return 0;
-  }
-  return 0;
+  return serve(entry, base, baseline);
 }
