@@ -440,6 +440,22 @@ void describe_knowledge(mu::data& d, const KnowledgeBase& kb, const KbQuery& que
   d.set("knowledge", kn);
 }
 
+// The code of the function a registry entry of references.cpp hands to simple() ("simple(map_id, in, p)"),
+// a blank line after it; "" when the entry computes inline.
+std::string reference_function(const std::string& src, const std::string& entry) {
+  const size_t call = entry.find("simple(");
+  if (call == std::string::npos) return {};
+  const size_t name_at = call + 7, comma = entry.find(',', name_at);
+  if (comma == std::string::npos) return {};
+  const std::string name = entry.substr(name_at, comma - name_at);
+  if (name.empty() || name.find_first_of("[]() \n") != std::string::npos) return {};
+  const size_t def = src.find("\nTensors " + name + "(");
+  if (def == std::string::npos) return {};
+  const size_t end = src.find("\n}\n", def);
+  if (end == std::string::npos || end - def > 6000) return {};
+  return src.substr(def + 1, end + 2 - def - 1) + "\n";
+}
+
 // The reference's semantics as the spec states them: the comment block heading problem.toml (the formula)
 // and the libtorch reference's own code (backends/reference/references.cpp), when they can be read.
 std::string reference_semantics(const ProblemSpec& spec) {
@@ -459,10 +475,12 @@ std::string reference_semantics(const ProblemSpec& spec) {
     const size_t line = src.rfind('\n', at);
     size_t end = src.find("\n  r.push_back", at);
     if (end == std::string::npos) end = src.find("\n  return r;", at);
-    if (end != std::string::npos && end - line < 6000)
+    if (end != std::string::npos && end - line < 6000) {
+      const std::string entry = src.substr(line + 1, end - line - 1);
       out += (out.empty() ? "" : "\n") +
              std::string("The libtorch reference (its i[k] is the k-th input listed below, the kernel's inputs[k]):") +
-             "\n```cpp\n" + src.substr(line + 1, end - line - 1) + "\n```\n";
+             "\n```cpp\n" + reference_function(src, entry) + entry + "\n```\n";
+    }
   }
   return out;
 }
