@@ -145,10 +145,9 @@ class Evaluation {
     return res_;
   }
 
+  // The result of an evaluation its runner failed `during` (starting, loading): the runner's own verdict.
   EvalResult fail(const RunnerFailure& f, const std::string& during) {
-    res_.status = f.status;
-    res_.reason = f.reason;
-    res_.message = f.message + (during.empty() ? "" : " (" + during + ")");
+    harness::apply(res_, Verdict{f.status, f.reason, f.message + (during.empty() ? "" : " (" + during + ")"), ""});
     res_.runner_log = runner_.log_tail();
     return res_;
   }
