@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/process/eval_cgroup.hpp"
+#include "runtime/core/wire.hpp"
 #include "runtime/records/evaluation.hpp"
 
 namespace kevolve::process {
@@ -108,5 +109,18 @@ class RunnerProcess {
   bool cgroup_clean_ = true;
   std::string stderr_;
 };
+
+// Decodes a frame the runner sent into `record` (its wire decode()). Nothing on success; a protocol failure
+// saying the runner sent a malformed `what` otherwise (its memory may have been corrupted by the candidate).
+template <class T>
+std::optional<RunnerFailure> decode_frame(const std::vector<char>& frame, T& record, const std::string& what) {
+  try {
+    wire::Reader r(frame);
+    decode(r, record);
+  } catch (const wire::DecodeError&) {
+    return RunnerFailure{EvalStatus::runtime_error, "protocol", "the runner sent a malformed " + what};
+  }
+  return std::nullopt;
+}
 
 }  // namespace kevolve::process

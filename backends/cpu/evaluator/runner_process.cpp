@@ -24,11 +24,8 @@ bool RunnerProcess::start(const RunnerConfig& c, double timeout_s, RunnerFailure
   std::vector<char> frame;
   if (!proc_.receive(timeout_s, frame, failure)) return false;
   Hello h;
-  try {
-    wire::Reader r(frame);
-    decode(r, h);
-  } catch (const wire::DecodeError&) {
-    failure = {EvalStatus::runtime_error, "protocol", "the runner sent a malformed hello"};
+  if (auto f = process::decode_frame(frame, h, "hello")) {
+    failure = *f;
     return false;
   }
   if (!h.status.ok()) {
@@ -54,12 +51,8 @@ bool RunnerProcess::run(const Batch& b, double timeout_s, std::vector<CallOutcom
   encode(w, b);
   std::vector<char> frame;
   if (!proc_.send(w.bytes(), "before the call", failure) || !proc_.receive(timeout_s, frame, failure)) return false;
-  try {
-    wire::Reader r(frame);
-    decode(r, out);
-  } catch (const wire::DecodeError&) {
-    failure = {EvalStatus::runtime_error, "protocol",
-               "the runner sent a malformed reply (memory corrupted by the candidate?)"};
+  if (auto f = process::decode_frame(frame, out, "reply")) {
+    failure = *f;
     return false;
   }
   if (out.size() != b.calls.size()) {

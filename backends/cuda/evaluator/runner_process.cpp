@@ -29,11 +29,8 @@ bool CudaRunnerProcess::begin(const std::string& runner_path, const Setup& setup
 bool CudaRunnerProcess::ready(double timeout_s, Hello& hello, RunnerFailure& failure) {
   std::vector<char> frame;
   if (!proc_.receive(timeout_s, frame, failure)) return false;
-  try {
-    wire::Reader r(frame);
-    decode(r, hello);
-  } catch (const wire::DecodeError&) {
-    failure = {EvalStatus::runtime_error, "protocol", "the runner sent a malformed hello"};
+  if (auto f = process::decode_frame(frame, hello, "hello")) {
+    failure = *f;
     return false;
   }
   if (!hello.status.ok()) {
@@ -74,11 +71,8 @@ bool CudaRunnerProcess::run(const Batch& b, double timeout_s, BatchReply& out, R
     name_device_fault(failure, proc_.log_tail());
     return false;
   }
-  try {
-    wire::Reader r(frame);
-    decode(r, out);
-  } catch (const wire::DecodeError&) {
-    failure = {EvalStatus::runtime_error, "protocol", "the runner sent a malformed reply"};
+  if (auto f = process::decode_frame(frame, out, "reply")) {
+    failure = *f;
     return false;
   }
   if (out.calls.size() != b.calls.size()) {
